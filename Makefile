@@ -1,0 +1,38 @@
+# Set-up and checks. `make run` and `make test` create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lit pytest lint irdl clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## Parse, verify and print the default example (a two-layer MLP that offloads).
+run: $(STAMP)
+	$(BIN)/hyperoffload-opt examples/offload_mlp.mlir
+
+## All tests: lit/FileCheck, pytest, then ruff and pyright.
+test: lit pytest lint
+
+lit: $(STAMP)
+	$(BIN)/lit -v test
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pyright
+
+## Regenerate dialects/hyperoffload.irdl.mlir from the xDSL definition.
+irdl: $(STAMP)
+	$(BIN)/hyperoffload-export-irdl
+
+clean:
+	rm -rf $(VENV) build *.egg-info python/*.egg-info .pytest_cache .ruff_cache

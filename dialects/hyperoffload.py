@@ -1,0 +1,325 @@
+"""
+The `hyperoffload` dialect: explicit data movement across a memory hierarchy.
+
+Compute only ever reads device-resident (`hbm`) tensors. A tensor that leaves
+the device is represented by a distinct type, `!hyperoffload.remote<...>`, so
+feeding a remote copy to compute is a type error rather than a runtime miss.
+
+```mlir
+func.func @layer(%x: tensor<4x8xf32>,
+                 %w: !hyperoffload.remote<tensor<8x8xf32>>) -> tensor<4x8xf32> {
+  %h = hyperoffload.store %x : tensor<4x8xf32> -> !hyperoffload.remote<tensor<4x8xf32>>
+  hyperoffload.detach %x : tensor<4x8xf32>
+  %wd = hyperoffload.prefetch %w : !hyperoffload.remote<tensor<8x8xf32>> -> tensor<8x8xf32>
+  ...
+}
+```
+
+The per-op verifiers check what one op can see. The invariants that span a
+function (no compute reads a remote copy, no use after a detach, a detach
+never drops the only copy of live data) are checked by
+`hyperoffload.dialects.residency.verify_residency`, which `hyperoffload-opt`
+runs whenever it verifies and which the `hyperoffload-verify` pass exposes.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import MemoryAllocEffect, MemoryFreeEffect, MemoryReadEffect
+from xdsl.utils.exceptions import VerifyException
+
+TIER_ARG_ATTR = "hyperoffload.tier"
+"""Name of the function-argument attribute that records where an argument lives."""
+
+
+class Tier(StrEnum):
+    """The memory tiers a tensor can live in."""
+
+    HBM = "hbm"
+    """Device memory: the only tier compute reads and writes."""
+    REMOTE = "remote"
+    """Pooled memory over the supernode link."""
+    HOST = "host"
+    """CPU DRAM over PCIe."""
+    SSD = "ssd"
+    """Local flash."""
+
+
+_TIER_NAMES = frozenset(t.value for t in Tier)
+
+
+def _unknown_tier(name: str) -> str:
+    return f"unknown memory tier '{name}', expected one of " + ", ".join(Tier)
+
+
+def _parse_tier(parser: AttrParser) -> Tier:
+    """Parse a tier name, bare (`remote`) or quoted (`"remote"`)."""
+    pos = parser.pos
+    name = parser.parse_identifier_or_str_literal(" (a memory tier)")
+    return _tier_named(parser, name, pos)
+
+
+def _tier_named(parser: AttrParser, name: str, pos: int) -> Tier:
+    if name not in _TIER_NAMES:
+        parser.raise_error(_unknown_tier(name), pos, parser.pos)
+    return Tier(name)
+
+
+def _print_tier(printer: Printer, tier: Tier) -> None:
+    """
+    Print a tier name: bare in the custom form, quoted in the generic form.
+
+    The quoted spelling is what upstream MLIR expects of a dialect loaded
+    from IRDL (every parameter is an attribute), so generic output of
+    `hyperoffload-opt` parses in `mlir-opt --irdl-file=...`.
+    """
+    if printer.print_generic_format:
+        printer.print_string_literal(tier.value)
+    else:
+        printer.print_string(tier.value)
+
+
+@irdl_attr_definition
+class TierAttr(ParametrizedAttribute):
+    """
+    A memory tier, used as a memory space and as the function-argument
+    attribute `hyperoffload.tier` (the IR form of `Parameter(..., device=remote)`).
+
+    ```mlir
+    func.func @step(%w: tensor<4096x4096xbf16> {hyperoffload.tier = #hyperoffload.tier<remote>})
+    ```
+    """
+
+    name = "hyperoffload.tier"
+
+    tier_name: StringAttr
+
+    def __init__(self, tier: Tier | str):
+        super().__init__(StringAttr(Tier(tier).value))
+
+    @property
+    def tier(self) -> Tier:
+        return Tier(self.tier_name.data)
+
+    def verify(self) -> None:
+        if self.tier_name.data not in _TIER_NAMES:
+            raise VerifyException(_unknown_tier(self.tier_name.data))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            return [StringAttr(_parse_tier(parser).value)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            _print_tier(printer, self.tier)
+
+
+@irdl_attr_definition
+class RemoteType(ParametrizedAttribute, TypeAttribute):
+    """
+    A copy of a tensor that lives outside device memory. Only `prefetch` reads
+    it; compute never does. The tier defaults to `remote` and is omitted then.
+
+    ```mlir
+    !hyperoffload.remote<tensor<4x8xf32>>
+    !hyperoffload.remote<tensor<4x8xf32>, host>
+    ```
+    """
+
+    name = "hyperoffload.remote"
+
+    tensor: TensorType[Attribute]
+    tier_attr: TierAttr
+
+    def __init__(self, tensor: TensorType[Attribute], tier: Tier | str = Tier.REMOTE):
+        super().__init__(tensor, TierAttr(tier))
+
+    @property
+    def tier(self) -> Tier:
+        return self.tier_attr.tier
+
+    def verify(self) -> None:
+        if self.tier == Tier.HBM:
+            raise VerifyException(
+                "a remote copy cannot live in 'hbm'; device-resident data is a plain tensor"
+            )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            tensor = parser.parse_type()
+            if not isinstance(tensor, TensorType):
+                parser.raise_error(
+                    f"expected a tensor type in !hyperoffload.remote, got {tensor}",
+                    pos,
+                    parser.pos,
+                )
+            tier = TierAttr(Tier.REMOTE)
+            if parser.parse_optional_punctuation(","):
+                pos = parser.pos
+                name = parser.parse_optional_identifier_or_str_literal()
+                if name is None:
+                    attr = parser.parse_attribute()
+                    if not isinstance(attr, TierAttr):
+                        parser.raise_error(
+                            f"expected a memory tier, got {attr}", pos, parser.pos
+                        )
+                    tier = attr
+                else:
+                    tier = TierAttr(_tier_named(parser, name, pos))
+        return [tensor, tier]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.tensor)
+            if printer.print_generic_format:
+                printer.print_string(", ")
+                printer.print_attribute(self.tier_attr)
+            elif self.tier != Tier.REMOTE:
+                printer.print_string(", ")
+                _print_tier(printer, self.tier)
+
+
+def _type_error(what: str, value_type: Attribute) -> VerifyException:
+    return VerifyException(f"{what}, got {value_type}")
+
+
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """
+    Asynchronous copy of a remote copy into device memory. The result is
+    device-resident; the copy is complete before its first consumer runs.
+
+    ```mlir
+    %w = hyperoffload.prefetch %h : !hyperoffload.remote<tensor<8x8xf32>> -> tensor<8x8xf32>
+    ```
+    """
+
+    name = "hyperoffload.prefetch"
+
+    source = operand_def()
+    result = result_def(TensorType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryAllocEffect())
+
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: Operation | SSAValue):
+        source_type = SSAValue.get(source).type
+        assert isinstance(source_type, RemoteType)
+        super().__init__(operands=[source], result_types=[source_type.tensor])
+
+    def verify_(self) -> None:
+        source_type = self.source.type
+        if not isinstance(source_type, RemoteType):
+            raise _type_error(
+                "prefetch reads a remote copy (!hyperoffload.remote<...>)", source_type
+            )
+        if source_type.tensor != self.result.type:
+            raise VerifyException(
+                f"prefetch result type {self.result.type} does not match the "
+                f"remote copy's tensor type {source_type.tensor}"
+            )
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """
+    Asynchronous copy of a device tensor to another tier. Yields a handle to
+    the remote copy, which a later `prefetch` reads.
+
+    ```mlir
+    %h = hyperoffload.store %x : tensor<4x8xf32> -> !hyperoffload.remote<tensor<4x8xf32>>
+    ```
+    """
+
+    name = "hyperoffload.store"
+
+    value = operand_def()
+    handle = result_def(RemoteType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryAllocEffect())
+
+    assembly_format = "$value attr-dict `:` type($value) `->` type($handle)"
+
+    def __init__(self, value: Operation | SSAValue, tier: Tier = Tier.REMOTE):
+        value_type = SSAValue.get(value).type
+        assert isinstance(value_type, TensorType)
+        super().__init__(operands=[value], result_types=[RemoteType(value_type, tier)])
+
+    def verify_(self) -> None:
+        if not isinstance(self.value.type, TensorType):
+            raise _type_error("store copies a device tensor", self.value.type)
+        assert isinstance(self.handle.type, RemoteType)
+        if self.handle.type.tensor != self.value.type:
+            raise VerifyException(
+                f"store result type {self.handle.type} does not hold the stored "
+                f"type {self.value.type}"
+            )
+
+
+@irdl_op_definition
+class DetachOp(IRDLOperation):
+    """
+    Releases the device copy of a tensor. Legal only where the data is dead
+    or a `store` before it holds the data elsewhere; it must sit in the block
+    that defines the tensor, and nothing in that block may use the tensor
+    after it.
+
+    ```mlir
+    hyperoffload.detach %x : tensor<4x8xf32>
+    ```
+    """
+
+    name = "hyperoffload.detach"
+
+    value = operand_def()
+
+    traits = traits_def(MemoryFreeEffect())
+
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: Operation | SSAValue):
+        super().__init__(operands=[value])
+
+    def verify_(self) -> None:
+        if not isinstance(self.value.type, TensorType):
+            raise _type_error("detach releases a device tensor", self.value.type)
+        owner = self.value.owner
+        defining_block = owner if isinstance(owner, Block) else owner.parent_block()
+        if defining_block is not self.parent_block():
+            raise VerifyException(
+                "detach must be in the block that defines its operand "
+                "(a detach inside a loop or branch could drop data a later "
+                "iteration or path still reads)"
+            )
+
+
+Hyperoffload = Dialect(
+    "hyperoffload",
+    [PrefetchOp, StoreOp, DetachOp],
+    [TierAttr, RemoteType],
+)

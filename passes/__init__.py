@@ -1,0 +1,24 @@
+"""The passes of HyperOffload, registered lazily by name."""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Return every HyperOffload pass by its `-p` name; imports are deferred."""
+
+    def get_strip():
+        from hyperoffload.passes.strip import StripPass
+
+        return StripPass
+
+    def get_verify():
+        from hyperoffload.passes.verify import VerifyPass
+
+        return VerifyPass
+
+    return {
+        "hyperoffload-strip": get_strip,
+        "hyperoffload-verify": get_verify,
+    }

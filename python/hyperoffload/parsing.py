@@ -1,0 +1,124 @@
+"""
+Reading MLIR text: xDSL first, upstream MLIR where xDSL lacks an op or a
+syntax. Every op remembers the `file:line:col` it was parsed from.
+
+```python
+module = parse_mlir(ctx, text, "model.mlir")  # torch-mlir output included
+```
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Generator
+from contextlib import contextmanager
+
+from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import (
+    Builtin,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from hyperoffload.upstream import UpstreamParseError, normalize_with_upstream
+
+
+class LocatingParser(Parser):
+    """A parser that attaches a `FileLineColLoc` to every op without a `loc(...)`."""
+
+    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self._file_name = name
+        self._line_offset = line_offset
+        self._line_starts = [0]
+        self._line_starts.extend(i + 1 for i, c in enumerate(text) if c == "\n")
+        self._line_starts.append(len(text) + 1)
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        try:
+            op = super().parse_operation()
+        except (VerifyException, AssertionError) as err:
+            # Some xDSL ops check operand types while they are built.
+            message = str(err) or "operands of an unexpected type"
+            line_end = self._line_starts[bisect_right(self._line_starts, start)] - 1
+            self.raise_error(f"invalid operation: {message}", start, line_end)
+        if not isinstance(op.location, FileLineColLoc):
+            line = bisect_right(self._line_starts, start)
+            column = start - self._line_starts[line - 1] + 1
+            op.location = FileLineColLoc(
+                StringAttr(self._file_name),
+                IntAttr(line + self._line_offset),
+                IntAttr(column),
+            )
+        return op
+
+
+_RESOURCE_HANDLE = re.compile(r"dense_resource<([^>]+)>")
+
+
+@contextmanager
+def _own_resources(text: str) -> Generator[None]:
+    """
+    Let `text` declare its `dense_resource` keys afresh, and undo what a
+    failed parse declared. xDSL keeps blobs in the (process-wide) builtin
+    dialect and renames a key declared twice, which would detach the handles
+    of a re-parse from the blobs in its own `{-# dialect_resources #-}`.
+    """
+    interface = Builtin.get_interface(OpAsmDialectInterface)
+    assert interface is not None
+    storage = interface._blob_storage  # pyright: ignore[reportPrivateUsage]
+    saved = dict(storage)
+    for key in _RESOURCE_HANDLE.findall(text):
+        storage.pop(key, None)
+    try:
+        yield
+    except BaseException:
+        storage.clear()
+        storage.update(saved)
+        raise
+
+
+def parse_mlir(
+    ctx: Context,
+    text: str,
+    name: str,
+    line_offset: int = 0,
+    implicit_module: bool = True,
+) -> ModuleOp:
+    """
+    Parse `text` with xDSL; if xDSL cannot read it, normalise it through
+    upstream MLIR (`hyperoffload.upstream`) and parse the generic form.
+    Raises `ParseError` or `UpstreamParseError` with `file:line:col`.
+    """
+    try:
+        with _own_resources(text):
+            return LocatingParser(ctx, text, name, line_offset).parse_module(
+                implicit_module
+            )
+    except ParseError as error:
+        xdsl_error = error
+        try:
+            located, plain = normalize_with_upstream(text, name, line_offset)
+        except UpstreamParseError as upstream_error:
+            # xDSL's diagnostic knows our dialect; upstream's knows the rest.
+            if "hyperoffload." in text:
+                raise xdsl_error from None
+            raise upstream_error from None
+    normalized_name = f"{name} (normalised by upstream MLIR)"
+    for normalized in (located, plain):
+        try:
+            with _own_resources(normalized):
+                return LocatingParser(ctx, normalized, normalized_name).parse_module(
+                    implicit_module
+                )
+        except ParseError:
+            continue
+    raise xdsl_error
