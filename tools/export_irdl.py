@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from io import StringIO
 from pathlib import Path
 
-from xdsl.builder import Builder, InsertPoint
+from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.irdl import AttributeOp, DialectOp, TypeOp
 from xdsl.dialects.irdl.pyrdl_to_irdl import attr_def_to_irdl, op_def_to_irdl
 from xdsl.ir import Block, Dialect, ParametrizedAttribute, Region, TypeAttribute
 from xdsl.irdl import IRDLOperation
 from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint
 
 from hyperoffload.dialects.hyperoffload import Hyperoffload
 from hyperoffload.tools.command_line import run_reporting_errors

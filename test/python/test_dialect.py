@@ -3,12 +3,13 @@
 from io import StringIO
 
 import pytest
-from xdsl.builder import Builder, InsertPoint
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.ir import Attribute, Block, Region
 from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from hyperoffload.diagnostics import verify_module
