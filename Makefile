@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lit pytest lint irdl clean
+.PHONY: run test lit pytest lint irdl bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,9 +12,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## Parse, verify and print the default example (a two-layer MLP that offloads).
+## Parse, verify and print the default example (a two-layer MLP that offloads),
+## then simulate the tiny LLaMA training step under every memory policy.
 run: $(STAMP)
 	$(BIN)/hyperoffload-opt examples/offload_mlp.mlir
+	$(BIN)/hyperoffload-sim examples/tiny_llama_train.mlir --hardware ascend-910c \
+		--hbm-capacity 700KB --policy all --plot timeline.png
 
 ## All tests: lit/FileCheck, pytest, then ruff and pyright.
 test: lit pytest lint
@@ -33,6 +36,10 @@ lint: $(STAMP)
 ## Regenerate dialects/hyperoffload.irdl.mlir from the xDSL definition.
 irdl: $(STAMP)
 	$(BIN)/hyperoffload-export-irdl
+
+## Interpreter throughput (steps/s against a trivial loop over the same steps).
+bench: $(STAMP)
+	$(BIN)/python bench/sim_throughput.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info python/*.egg-info .pytest_cache .ruff_cache

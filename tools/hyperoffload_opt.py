@@ -34,6 +34,12 @@ class HyperoffloadOptMain(xDSLOptMain):
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
+    def register_all_targets(self):
+        from hyperoffload.targets import get_all_targets
+
+        super().register_all_targets()
+        self.available_targets.update(get_all_targets())
+
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:

@@ -13,21 +13,51 @@ import re
 from bisect import bisect_right
 from collections.abc import Generator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
+    AnyFloat,
     Builtin,
+    ComplexType,
     FileLineColLoc,
+    IndexType,
     IntAttr,
+    IntegerType,
     ModuleOp,
     StringAttr,
 )
 from xdsl.ir import Operation
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from hyperoffload.upstream import UpstreamParseError, normalize_with_upstream
+
+
+@dataclass
+class _HexLiteralElement(AttrParser._TensorLiteralElement):  # pyright: ignore[reportPrivateUsage]
+    """
+    A hexadecimal element of a `dense<...>` literal. For a float element type
+    it is the value's bit pattern, as in upstream MLIR (`dense<0xFF800000> :
+    tensor<f32>` is -inf); xDSL would read the integer 4286578688 instead.
+    """
+
+    def to_type(
+        self,
+        parser: AttrParser,
+        type: AnyFloat | IntegerType | IndexType | ComplexType,
+    ):
+        if isinstance(type, AnyFloat) and isinstance(self.value, int):
+            size = type.compile_time_size
+            if self.value >= 1 << (8 * size):
+                parser.raise_error(
+                    f"hexadecimal float literal does not fit {type}",
+                    at_position=self.span,
+                )
+            raw = self.value.to_bytes(size, "little")
+            return next(type.iter_unpack(raw))
+        return super().to_type(parser, type)
 
 
 class LocatingParser(Parser):
@@ -59,6 +89,13 @@ class LocatingParser(Parser):
                 IntAttr(column),
             )
         return op
+
+    def _parse_tensor_literal_element(self) -> AttrParser._TensorLiteralElement:
+        element = super()._parse_tensor_literal_element()
+        hexadecimal = element.span.text[:2] in ("0x", "0X")
+        if hexadecimal and not element.is_negative and type(element.value) is int:
+            return _HexLiteralElement(False, element.value, element.span)
+        return element
 
 
 _RESOURCE_HANDLE = re.compile(r"dense_resource<([^>]+)>")

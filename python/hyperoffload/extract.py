@@ -1,0 +1,340 @@
+"""
+From IR to a schedule: buffers with byte sizes and the steps of one function,
+costed on a hardware model.
+
+Buffers follow bufferization: a view (`tensor.collapse_shape`,
+`tensor.extract_slice`, ...) shares its source's buffer; a linalg op writes
+in place into its `outs` operand when nothing reads that buffer afterwards;
+`tensor.empty` allocates when its first user runs. A device buffer is freed
+after its last use, or at its `hyperoffload.detach`; arguments, constants and
+results stay. A `prefetch` is a transfer to the device, waited for by its
+first reader; a `store` is a transfer from the device.
+
+```mlir
+%h = hyperoffload.store %x : tensor<4xf32> -> !hyperoffload.remote<tensor<4xf32>>
+hyperoffload.detach %x : tensor<4xf32>
+```
+becomes `transfer(x -> h, from device)`, `free(x)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.ir import Operation, SSAValue
+
+from hyperoffload.cost import CostModel, tensor_bytes, tensor_type
+from hyperoffload.diagnostics import location_of
+from hyperoffload.dialects.hyperoffload import (
+    TIER_ARG_ATTR,
+    DetachOp,
+    PrefetchOp,
+    RemoteType,
+    StoreOp,
+    TierAttr,
+)
+from hyperoffload.dialects.residency import describe
+from hyperoffload.hardware import Hardware
+from hyperoffload.schedule import (
+    Buffer,
+    BufferKind,
+    Compute,
+    Free,
+    Schedule,
+    Step,
+    Transfer,
+    Wait,
+)
+
+
+class ExtractionError(ValueError):
+    """A program the schedule extractor cannot represent."""
+
+
+def main_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
+    """The named function, or the first public function with a body."""
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and not op.is_declaration:
+            if name is None and (
+                op.sym_visibility is None or op.sym_visibility.data == "public"
+            ):
+                return op
+            if name is not None and op.sym_name.data == name:
+                return op
+    raise ExtractionError(
+        f"no function {'@' + name if name else 'with a body'} in the module"
+    )
+
+
+def _outer_operands(op: Operation) -> Iterable[SSAValue]:
+    """Operands of `op` and values its regions capture from outside."""
+    yield from op.operands
+    for region in op.regions:
+        for inner in region.walk():
+            for operand in inner.operands:
+                owner = operand.owner
+                owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
+                if owner_op is not None and not op.is_ancestor(owner_op):
+                    yield operand
+
+
+class _Extractor:
+    def __init__(self, function: func.FuncOp, costs: CostModel):
+        self.function = function
+        self.costs = costs
+        self.buffers: list[Buffer] = []
+        self.steps: list[Step] = []
+        self.buffer_of: dict[SSAValue, int] = {}
+        self.uses: dict[SSAValue, int] = {}  # value -> last top-level op reading it
+        self.buffer_last: dict[int, int] = {}  # buffer -> last op reading any alias
+        self.unallocated: set[int] = set()  # tensor.empty buffers not yet written
+        self.pending: dict[
+            int, int
+        ] = {}  # device buffer -> transfer not yet waited for
+        self.detached: set[int] = set()
+        self.transfers = 0
+        self.computes = 0
+        self.producer: dict[SSAValue, int] = {}  # value -> compute index that wrote it
+        self.forward_end: int | None = None
+
+    def new_buffer(
+        self, value: SSAValue, nbytes: int, tier: str, kind: BufferKind, **extra: object
+    ) -> int:
+        name = describe(value) if value.name_hint else f"%{len(self.buffers)}"
+        buffer = Buffer(len(self.buffers), name, nbytes, tier, kind, **extra)  # type: ignore[arg-type]
+        self.buffers.append(buffer)
+        self._bind(value, buffer.id)
+        return buffer.id
+
+    def _bind(self, value: SSAValue, buffer: int) -> None:
+        """`value` lives in `buffer` (its own, or one it aliases)."""
+        self.buffer_of[value] = buffer
+        last = self.uses.get(value, -1)
+        if last > self.buffer_last.get(buffer, -1):
+            self.buffer_last[buffer] = last
+
+    def run(self) -> Schedule:
+        body = list(self.function.body.block.ops)
+        self.uses = self._use_positions(body)
+        self._arguments()
+        for index, op in enumerate(body):
+            self._op(index, op)
+        self._implicit_frees()
+        name = self.function.sym_name.data
+        return Schedule(name, self.buffers, self.steps, self.forward_end)
+
+    def _use_positions(self, body: list[Operation]) -> dict[SSAValue, int]:
+        """The position of the last top-level op that reads each value."""
+        last: dict[SSAValue, int] = {}
+        for index, op in enumerate(body):
+            for operand in _outer_operands(op):
+                last[operand] = index
+        return last
+
+    def _arguments(self) -> None:
+        arg_attrs = self.function.arg_attrs.data if self.function.arg_attrs else ()
+        for arg in self.function.args:
+            value_type = tensor_type(arg)
+            if value_type is None:
+                continue
+            nbytes = tensor_bytes(arg, self.function)
+            if isinstance(arg.type, RemoteType):
+                self.new_buffer(
+                    arg,
+                    nbytes,
+                    arg.type.tier,
+                    "copy",
+                    home=arg.type.tier,
+                    pinned=True,
+                    initial=True,
+                )
+                continue
+            home = "hbm"
+            if arg.index < len(arg_attrs):
+                attrs = arg_attrs[arg.index]
+                assert isinstance(attrs, DictionaryAttr)
+                tier = attrs.data.get(TIER_ARG_ATTR)
+                if isinstance(tier, TierAttr):
+                    home = tier.tier.value
+            self.new_buffer(
+                arg, nbytes, "hbm", "argument", home=home, pinned=True, initial=True
+            )
+
+    def _read(self, buffer: int) -> None:
+        if buffer in self.pending:
+            self.steps.append(Wait(self.pending.pop(buffer)))
+
+    def _op(self, index: int, op: Operation) -> None:
+        if isinstance(op, PrefetchOp):
+            source = self.buffer_of[op.source]
+            dest = self.new_buffer(
+                op.result, tensor_bytes(op.result, op), "hbm", "prefetched"
+            )
+            self._transfer(source, dest, self.buffers[source].tier, to_device=True)
+            self.pending[dest] = self.transfers - 1
+            return
+        if isinstance(op, StoreOp):
+            assert isinstance(op.handle.type, RemoteType)
+            source = self.buffer_of[op.value]
+            self._read(source)
+            dest = self.new_buffer(
+                op.handle, tensor_bytes(op.handle, op), op.handle.type.tier, "copy"
+            )
+            self._transfer(source, dest, op.handle.type.tier, to_device=False)
+            return
+        if isinstance(op, DetachOp):
+            buffer = self.buffer_of[op.value]
+            self.detached.add(buffer)
+            self.steps.append(Free(buffer))
+            return
+        if isinstance(op, func.ReturnOp):
+            if len(op.operands) > 1:  # a training step returns the loss first
+                self.forward_end = self.producer.get(op.operands[0])
+            for value in op.operands:
+                if value in self.buffer_of:
+                    self.buffers[self.buffer_of[value]].pinned = True
+            return
+        if self.costs.is_view(op):
+            source = self.buffer_of.get(op.operands[0])
+            if source is not None:
+                self._bind(op.results[0], source)
+            return
+        if isinstance(op, arith.ConstantOp):
+            if tensor_type(op.result) is not None:
+                nbytes = tensor_bytes(op.result, op)
+                self.new_buffer(
+                    op.result, nbytes, "hbm", "constant", pinned=True, initial=True
+                )
+            return
+        if isinstance(op, tensor.EmptyOp):
+            buffer = self.new_buffer(
+                op.results[0], tensor_bytes(op.results[0], op), "hbm", "activation"
+            )
+            self.unallocated.add(buffer)
+            return
+        self._compute(index, op)
+
+    def _transfer(self, source: int, dest: int, link: str, to_device: bool) -> None:
+        nbytes = self.buffers[source].bytes
+        self.steps.append(
+            Transfer(self.transfers, source, dest, nbytes, link, to_device)
+        )
+        self.transfers += 1
+
+    def _compute(self, index: int, op: Operation) -> None:
+        cost = self.costs.cost(op)
+        reads: list[int] = []
+        allocs: list[int] = []
+        for operand in _outer_operands(op):
+            buffer = self.buffer_of.get(operand)
+            if buffer is None or buffer in reads:
+                continue
+            if self.buffers[buffer].tier != "hbm":
+                raise ExtractionError(
+                    f"{location_of(op)}: error: '{op.name}' reads the remote copy "
+                    f"{describe(operand)}"
+                )
+            if buffer in self.unallocated:
+                self.unallocated.discard(buffer)
+                allocs.append(buffer)
+            self._read(buffer)
+            reads.append(buffer)
+        outs = self._outs(op)
+        for position, result in enumerate(op.results):
+            if tensor_type(result) is None:
+                continue
+            target = outs[position] if position < len(outs) else None
+            if target is not None and self._dead_after(target, index):
+                self._bind(result, self.buffer_of[target])
+                continue
+            allocs.append(
+                self.new_buffer(result, tensor_bytes(result, op), "hbm", "activation")
+            )
+        if cost.time_s == 0 and not allocs and not reads:
+            return
+        for result in op.results:
+            self.producer[result] = self.computes
+        self.computes += 1
+        self.steps.append(
+            Compute(
+                op.name,
+                location_of(op),
+                cost.time_s,
+                cost.flops,
+                cost.bytes,
+                reads,
+                allocs,
+            )
+        )
+
+    def _outs(self, op: Operation) -> list[SSAValue]:
+        if isinstance(op, LinalgStructuredOperation):
+            return list(op.outputs)
+        if isinstance(op, tensor.InsertSliceOp):
+            return [op.dest]
+        return []
+
+    def _dead_after(self, value: SSAValue, index: int) -> bool:
+        """Can the op at `index` overwrite `value`'s buffer (nothing reads it later)?"""
+        buffer_id = self.buffer_of.get(value)
+        if buffer_id is None:
+            return False
+        buffer = self.buffers[buffer_id]
+        if buffer.pinned or buffer.kind != "activation" or buffer_id in self.detached:
+            return False
+        return self.buffer_last.get(buffer_id, -1) <= index
+
+    def _implicit_frees(self) -> None:
+        """Free each unpinned, undetached device buffer after the step that reads it last."""
+        last_step: dict[int, int] = {}
+        for position, step in enumerate(self.steps):
+            if isinstance(step, Compute):
+                for buffer in (*step.reads, *step.allocs):
+                    last_step[buffer] = position
+            elif isinstance(step, Transfer):
+                last_step[step.source] = position
+                if step.to_device:
+                    last_step.setdefault(step.dest, position)
+        after_transfer: dict[int, list[int]] = {}
+        for buffer, position in last_step.items():
+            info = self.buffers[buffer]
+            if info.pinned or buffer in self.detached or info.tier != "hbm":
+                continue
+            step = self.steps[position]
+            if isinstance(step, Compute):
+                step.frees.append(buffer)
+            else:
+                after_transfer.setdefault(position, []).append(buffer)
+        if after_transfer:
+            steps: list[Step] = []
+            for position, step in enumerate(self.steps):
+                steps.append(step)
+                steps.extend(Free(b) for b in after_transfer.get(position, ()))
+            self.steps = steps
+
+
+def extract_schedule(function: func.FuncOp, costs: CostModel) -> Schedule:
+    """The schedule of `function` as it is written (its hyperoffload ops included)."""
+    return _Extractor(function, costs).run()
+
+
+def program_schedules(
+    module: ModuleOp, hardware: Hardware, function: str | None = None
+) -> tuple[Schedule, Schedule, set[str]]:
+    """
+    The schedule of the program as compiled, the schedule of the same program
+    stripped of its hyperoffload ops (what the other policies start from), and
+    the ops the cost model did not know.
+    """
+    from hyperoffload.passes.strip import StripPass
+
+    costs = CostModel(hardware)
+    planned = extract_schedule(main_function(module, function), costs)
+    stripped_module = module.clone()
+    StripPass().apply(Context(), stripped_module)
+    stripped = extract_schedule(main_function(stripped_module, function), costs)
+    return planned, stripped, costs.unknown_ops

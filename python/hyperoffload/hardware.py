@@ -1,0 +1,146 @@
+"""
+The hardware model: the device (HBM, peak throughput per dtype) and the links
+to the other memory tiers. Presets ship as TOML files in `presets/`, each
+figure with its source; a user file is given by path.
+
+```python
+hw = load_hardware("ascend-910c", hbm_capacity="32GB")
+hw.link("remote").transfer_time(1 << 30, to_device=True)  # latency + bytes / bandwidth
+```
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from hyperoffload.units import parse_duration, parse_rate, parse_size
+
+PRESET_DIR = Path(__file__).resolve().parent / "presets"
+TIERS = ("remote", "host", "ssd")
+
+
+class HardwareError(ValueError):
+    """An unknown preset or a malformed hardware file."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """The link between HBM and one tier; full duplex, one copy stream each way."""
+
+    tier: str
+    capacity: int
+    bandwidth_to_device: float
+    bandwidth_from_device: float
+    latency_s: float
+
+    def transfer_time(self, nbytes: int, to_device: bool) -> float:
+        bandwidth = (
+            self.bandwidth_to_device if to_device else self.bandwidth_from_device
+        )
+        return self.latency_s + nbytes / bandwidth
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str
+    description: str
+    hbm_capacity: int
+    hbm_bandwidth: float
+    peak_flops: dict[str, float]
+    compute_efficiency: float
+    memory_efficiency: float
+    op_overhead_s: float
+    links: dict[str, Link]
+
+    def with_hbm_capacity(self, capacity: int | str | None) -> Hardware:
+        if capacity is None:
+            return self
+        return replace(self, hbm_capacity=parse_size(capacity))
+
+    def peak(self, dtype: str) -> float:
+        """Peak FLOP/s for an element type; `f32` (or the slowest) when unknown."""
+        if dtype in self.peak_flops:
+            return self.peak_flops[dtype]
+        return self.peak_flops.get("f32", min(self.peak_flops.values()))
+
+    def link(self, tier: str) -> Link:
+        if tier not in self.links:
+            raise HardwareError(
+                f"hardware '{self.name}' has no '{tier}' tier "
+                f"(it has: {', '.join(self.links) or 'none'})"
+            )
+        return self.links[tier]
+
+    @property
+    def offload_tier(self) -> str:
+        """Where offloaded data goes by default: `remote` if present, else the first tier."""
+        return "remote" if "remote" in self.links else next(iter(self.links))
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+
+
+def load_hardware(name_or_path: str, hbm_capacity: int | str | None = None) -> Hardware:
+    """A preset by name, or a TOML file by path (same format as the presets)."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = PRESET_DIR / f"{name_or_path}.toml"
+        if not path.is_file():
+            raise HardwareError(
+                f"unknown hardware '{name_or_path}'; presets: {', '.join(preset_names())}"
+                " (or give the path of a .toml file)"
+            )
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise HardwareError(f"{path}: {err}") from None
+    try:
+        hardware = _from_dict(path.stem, data)
+    except (KeyError, TypeError, ValueError) as err:
+        raise HardwareError(
+            f"{path}: malformed hardware file: {_describe(err)}"
+        ) from None
+    return hardware.with_hbm_capacity(hbm_capacity)
+
+
+def _describe(err: Exception) -> str:
+    return f"missing key {err}" if isinstance(err, KeyError) else str(err)
+
+
+def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
+    device = data["device"]
+    links = {
+        tier: Link(
+            tier=tier,
+            capacity=parse_size(spec["capacity"]),
+            bandwidth_to_device=parse_rate(spec["bandwidth_to_device"]),
+            bandwidth_from_device=parse_rate(spec["bandwidth_from_device"]),
+            latency_s=parse_duration(spec.get("latency", 0)),
+        )
+        for tier, spec in data.get("tiers", {}).items()
+    }
+    for tier in links:
+        if tier not in TIERS:
+            raise ValueError(
+                f"unknown tier '{tier}' (expected one of {', '.join(TIERS)})"
+            )
+    if not links:
+        raise ValueError("no [tiers.*] table: a device needs a tier to offload to")
+    peak = {str(k): float(v) for k, v in device["peak_flops"].items()}
+    if not peak or min(peak.values()) <= 0:
+        raise ValueError("[device.peak_flops] needs a positive FLOP/s per dtype")
+    return Hardware(
+        name=name,
+        description=str(data.get("description", "")),
+        hbm_capacity=parse_size(device["hbm_capacity"]),
+        hbm_bandwidth=parse_rate(device["hbm_bandwidth"]),
+        peak_flops=peak,
+        compute_efficiency=float(device.get("compute_efficiency", 1.0)),
+        memory_efficiency=float(device.get("memory_efficiency", 1.0)),
+        op_overhead_s=parse_duration(device.get("op_overhead", 0)),
+        links=links,
+    )

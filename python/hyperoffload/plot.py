@@ -1,0 +1,57 @@
+"""
+PNG memory timelines: HBM bytes over time, the capacity line, and the
+transfer intervals of each copy stream underneath.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hyperoffload.simulator import SimResult
+
+
+def write_plot(runs: list[tuple[str, SimResult]], path: Path, title: str) -> None:
+    """One memory timeline per run (policy name, result), sharing the axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    figure, (memory_axis, transfer_axis) = plt.subplots(
+        2, 1, figsize=(10, 6), sharex=True, height_ratios=(3, 1)
+    )
+    tracks: list[str] = []
+    for label, result in runs:
+        samples = sorted(result.memory)
+        times = [t * 1e3 for t, _ in samples]
+        occupancy = [b / 1e6 for _, b in samples]
+        memory_axis.step(
+            times,
+            occupancy,
+            where="post",
+            label=f"{label} (peak {max(occupancy, default=0):.2f} MB)",
+        )
+        for interval in result.intervals:
+            if interval.track == "compute":
+                continue
+            track = f"{label}: {interval.track}"
+            if track not in tracks:
+                tracks.append(track)
+            transfer_axis.broken_barh(
+                [(interval.start * 1e3, (interval.end - interval.start) * 1e3)],
+                (tracks.index(track) - 0.4, 0.8),
+            )
+    capacity = runs[0][1].hbm_capacity_bytes if runs else None
+    if capacity is not None:
+        memory_axis.axhline(
+            capacity / 1e6, color="red", linestyle="--", label="HBM capacity"
+        )
+    memory_axis.set_ylabel("HBM (MB)")
+    memory_axis.set_title(title)
+    memory_axis.legend(loc="upper right", fontsize="small")
+    transfer_axis.set_yticks(range(len(tracks)), tracks, fontsize="x-small")
+    transfer_axis.set_xlabel("time (ms)")
+    transfer_axis.set_ylabel("transfers")
+    figure.tight_layout()
+    figure.savefig(str(path), dpi=110)  # pyright: ignore[reportUnknownMemberType]
+    plt.close(figure)

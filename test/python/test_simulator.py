@@ -1,0 +1,235 @@
+"""
+The interpreter on small programs whose peak and makespan are worked out by
+hand. Hardware (inputs/round.toml): HBM 1 GB/s, 1 GFLOP/s, efficiencies 1,
+no per-op overhead, a remote link of 100 MB/s each way with no latency.
+A tensor<256xf32> is 1024 B: an elementwise op on two distinct 1024 B
+inputs moves 3072 B (3.072 us); on one input, 2048 B (2.048 us). Moving
+1024 B over the link takes 10.24 us.
+"""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+
+from hyperoffload.extract import program_schedules
+from hyperoffload.hardware import Hardware, load_hardware
+from hyperoffload.parsing import parse_mlir
+from hyperoffload.policies import (
+    PolicyOptions,
+    activation_moves,
+    distance_moves,
+    run_policy,
+)
+from hyperoffload.schedule import Schedule
+from hyperoffload.simulator import SimResult, SimulationError, simulate
+
+US = 1e-6
+T = "tensor<256xf32>"
+R = f"!hyperoffload.remote<{T}>"
+
+
+@pytest.fixture(scope="module")
+def hardware() -> Hardware:
+    return load_hardware(str(Path(__file__).parent / "inputs" / "round.toml"))
+
+
+def schedules(ctx: Context, hardware: Hardware, text: str) -> tuple[Schedule, Schedule]:
+    planned, stripped, unknown = program_schedules(
+        parse_mlir(ctx, text, "t.mlir"), hardware
+    )
+    assert not unknown
+    return planned, stripped
+
+
+def run(
+    ctx: Context,
+    hardware: Hardware,
+    text: str,
+    policy: str,
+    capacity: int | None = None,
+    options: PolicyOptions | None = None,
+) -> SimResult:
+    planned, stripped = schedules(ctx, hardware, text)
+    return run_policy(
+        policy, planned, stripped, hardware, capacity, options or PolicyOptions()
+    )
+
+
+PREFETCH = f"""
+func.func @f(%x: {T}, %w: {R}) -> {T} {{
+  %wd = hyperoffload.prefetch %w : {R} -> {T}
+  %a = arith.addf %x, %x : {T}
+  %b = arith.mulf %a, %wd : {T}
+  func.return %b : {T}
+}}"""
+
+
+def test_prefetch_overlaps_compute_then_stalls(
+    ctx: Context, hardware: Hardware
+) -> None:
+    # t=0: x resident (1024), the prefetch allocates wd (2048) and takes 10.24 us.
+    # addf allocates a (3072) and runs 0 -> 2.048 us. mulf waits for wd until
+    # 10.24 us, allocates b (4096: x, wd, a, b), runs 3.072 us -> 13.312 us.
+    result = run(ctx, hardware, PREFETCH, "plan")
+    assert result.peak_hbm_bytes == 4096
+    assert result.makespan_s == pytest.approx(13.312 * US)
+    assert result.compute_s == pytest.approx(5.12 * US)
+    assert result.exposed_transfer_s == pytest.approx(8.192 * US)
+    assert result.bytes_to_device == 1024
+    # bounds: the link moves 1024 B (10.24 us) > compute 5.12 us; mulf reads a, wd, writes b
+    assert result.bound_time_s == pytest.approx(10.24 * US)
+    assert result.bound_peak_bytes == 3072
+
+
+def test_none_ignores_offload_ops(ctx: Context, hardware: Hardware) -> None:
+    # Stripped: x and w (tagged remote, but 'none' keeps all in HBM) + a + b.
+    result = run(ctx, hardware, PREFETCH, "none")
+    assert result.peak_hbm_bytes == 4096
+    assert result.makespan_s == pytest.approx(5.12 * US)
+    assert result.transfers == 0
+
+
+SWAP = f"""
+func.func @g(%x: {T}) -> {T} {{
+  %a = arith.addf %x, %x : {T}
+  %b = arith.mulf %a, %a : {T}
+  %c = arith.mulf %b, %a : {T}
+  %d = arith.addf %c, %x : {T}
+  func.return %d : {T}
+}}"""
+
+
+def test_none_reference(ctx: Context, hardware: Hardware) -> None:
+    # x | +a 2048 (0-2.048) | +b 3072 (-4.096) | +c 4096 (-7.168), frees a, b |
+    # +d 3072 (-10.24)
+    result = run(ctx, hardware, SWAP, "none")
+    assert result.peak_hbm_bytes == 4096
+    assert result.makespan_s == pytest.approx(10.24 * US)
+
+
+def test_reactive_lru_swaps_out_and_stalls(ctx: Context, hardware: Hardware) -> None:
+    # Capacity 3072. Allocating c (step 2) evicts the least recently used
+    # buffer the step does not need: x, still read by step 3, so it is stored
+    # first (10.24 us, compute stalls): c runs 14.336 -> 17.408 us. Step 3 misses
+    # x and fetches it (10.24 us) -> 27.648, then runs 3.072 us -> 30.72 us.
+    none = run(ctx, hardware, SWAP, "none")
+    result = run(ctx, hardware, SWAP, "reactive-lru", capacity=3072)
+    assert result.peak_hbm_bytes == 3072
+    assert result.oom is None
+    assert result.makespan_s == pytest.approx(30.72 * US)
+    assert result.exposed_transfer_s == pytest.approx(20.48 * US)
+    assert (result.bytes_to_remote, result.bytes_to_device) == (1024, 1024)
+    assert result.makespan_s / none.makespan_s == pytest.approx(3.0)
+
+
+def test_out_of_memory_is_a_result(ctx: Context, hardware: Hardware) -> None:
+    result = run(ctx, hardware, SWAP, "plan", capacity=3072)
+    assert result.oom is not None
+    # the third op (line 5 of the text) needs c while x, a, b are live
+    assert result.oom.loc == "t.mlir:5:3"
+    assert result.oom.needed_bytes == 1024
+    assert sorted(name for name, _ in result.oom.live) == ["%a", "%b", "%x"]
+    assert result.peak_hbm_bytes == 4096  # the run goes on to report its peak
+
+
+def test_read_of_a_detached_value_is_an_error(ctx: Context, hardware: Hardware) -> None:
+    text = f"""
+func.func @h(%x: {T}) -> {T} {{
+  %a = arith.addf %x, %x : {T}
+  hyperoffload.detach %a : {T}
+  %b = arith.mulf %a, %a : {T}
+  func.return %b : {T}
+}}"""
+    planned, _ = schedules(ctx, hardware, text)  # parsed, deliberately not verified
+    with pytest.raises(SimulationError, match="reads %a, which is not resident"):
+        simulate(planned, hardware)
+
+
+LONG_GAP = (
+    f"""
+func.func @k(%x: {T}) -> {T} {{
+  %a0 = arith.addf %x, %x : {T}
+"""
+    + "".join(
+        f"  %a{i} = arith.mulf %a{i - 1}, %a{i - 1} : {T}\n" for i in range(1, 10)
+    )
+    + f"""  %b = arith.addf %a9, %a0 : {T}
+  %r = arith.addf %b, %x : {T}
+  func.return %r : {T}
+}}"""
+)
+
+
+def test_distance_offloads_idle_tensors(ctx: Context, hardware: Hardware) -> None:
+    # x is idle from step 0 to step 11, a0 from step 1 (read by a1) to step 10:
+    # both are stored and released after the use that opens their gap and
+    # fetched right before the next (prefetch distance 0). The chain in between
+    # then holds only a(i-1) and a(i): 2048 B instead of 4096 B with x and a0;
+    # steps 10 and 11 hold 3072 B. A free waits for its store, so the link is
+    # made fast here (1 GB/s: 1.024 us per store, less than a 2.048 us step);
+    # at 100 MB/s the stores would still be running when the chain peaks.
+    fast_link = replace(hardware.links["remote"], bandwidth_from_device=1e9)
+    hardware = replace(
+        hardware, links={"remote": replace(fast_link, bandwidth_to_device=1e9)}
+    )
+    _, stripped = schedules(ctx, hardware, LONG_GAP)
+    options = PolicyOptions(select_distance=5, prefetch_distance=0)
+    moves = distance_moves(stripped, options)
+    x, a0 = (next(b.id for b in stripped.buffers if b.name == n) for n in ("%x", "%a0"))
+    assert [(m.buffer, m.store_after, m.release, m.fetch, m.use) for m in moves] == [
+        (x, 0, 0, 11, 11),
+        (a0, 1, 1, 10, 10),
+    ]
+    none = run(ctx, hardware, LONG_GAP, "none")
+    result = run(ctx, hardware, LONG_GAP, "distance", None, options)
+    assert none.peak_hbm_bytes == 4096
+    assert result.peak_hbm_bytes == 3072
+    assert (result.bytes_to_remote, result.bytes_to_device) == (2048, 2048)
+
+
+TRAIN = (
+    f"""
+func.func @step(%x: {T}) -> (tensor<f32>, {T}) {{
+  %h = arith.mulf %x, %x : {T}
+"""
+    + "".join(
+        f"  %f{i} = arith.addf {'%h' if i == 0 else f'%f{i - 1}'}, %x : {T}\n"
+        for i in range(6)
+    )
+    + f"""  %e = tensor.empty() : tensor<f32>
+  %loss = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}} ins(%f5 : {T}) outs(%e : tensor<f32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }} -> tensor<f32>
+"""
+    + "".join(
+        f"  %g{i} = arith.mulf {'%f5' if i == 0 else f'%g{i - 1}'}, %x : {T}\n"
+        for i in range(6)
+    )
+    + f"""  %grad = arith.mulf %g5, %h : {T}
+  func.return %loss, %grad : tensor<f32>, {T}
+}}"""
+)
+
+
+def test_activation_pass_moves_saved_activations(
+    ctx: Context, hardware: Hardware
+) -> None:
+    # The loss (first result) is compute step 7: the forward pass ends there.
+    # %h is saved for the backward step 14; it is stored after its last forward
+    # use (step 1) and reloaded early enough to hide 10.24 us: the steps before
+    # 14 each take 3.072 us, so the reload goes 4 steps back, before step 10.
+    # %f5, read by the loss (7) and by step 8, has no op in its gap: kept.
+    _, stripped = schedules(ctx, hardware, TRAIN)
+    assert stripped.forward_end == 7
+    h = next(b.id for b in stripped.buffers if b.name == "%h")
+    moves = activation_moves(stripped, hardware, PolicyOptions())
+    assert [(m.buffer, m.store_after, m.fetch, m.use) for m in moves] == [
+        (h, 1, 10, 14)
+    ]
+    result = run(ctx, hardware, TRAIN, "activation-pass")
+    assert result.exposed_transfer_s == pytest.approx(0.0, abs=1e-12)
+    assert result.bytes_to_remote == 1024

@@ -1,0 +1,189 @@
+"""
+`hyperoffload-sim`: run a program or a schedule on a modelled memory
+hierarchy under a memory policy, and report time, peak memory and traffic.
+
+```
+hyperoffload-sim examples/tiny_llama_train.mlir --hardware ascend-910c \\
+    --hbm-capacity 700KB --policy all --plot timeline.png --trace trace.json
+```
+"""
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hyperoffload.hardware import Hardware, load_hardware, preset_names
+from hyperoffload.policies import POLICIES, PolicyError, PolicyOptions, run_policy
+from hyperoffload.report import format_table, report_dict
+from hyperoffload.schedule import Schedule
+from hyperoffload.simulator import SimResult
+from hyperoffload.tools.command_line import run_reporting_errors
+
+
+def _arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hyperoffload-sim",
+        description=(
+            "Simulate a program (MLIR as hyperoffload-opt reads it, torch-mlir output "
+            "included) or a JSON schedule on a hardware model: one compute stream, one "
+            "copy stream per link direction, exact HBM occupancy."
+        ),
+    )
+    parser.add_argument("input", type=Path, help="a .mlir program or a .json schedule")
+    parser.add_argument(
+        "--function", help="the function to run (default: the first public one)"
+    )
+    parser.add_argument(
+        "--hardware",
+        default="ascend-910c",
+        help=f"a preset ({', '.join(preset_names())}) or a .toml file (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--hbm-capacity",
+        help="device memory, e.g. 64GB or 512MiB (default: the hardware's)",
+    )
+    parser.add_argument(
+        "--policy",
+        default="plan",
+        choices=[*POLICIES, "all"],
+        help="plan: the program as compiled (default); all: every policy side by side",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON instead of a table"
+    )
+    parser.add_argument(
+        "--trace", type=Path, help="write Chrome/Perfetto trace-event JSON"
+    )
+    parser.add_argument("--plot", type=Path, help="write a PNG memory timeline")
+    parser.add_argument(
+        "--execute",
+        action="store_true",
+        help="also compute real values (numpy) and compare with the program stripped of offload ops",
+    )
+    parser.add_argument(
+        "--select-distance", type=int, default=PolicyOptions.select_distance
+    )
+    parser.add_argument(
+        "--prefetch-distance", type=int, default=PolicyOptions.prefetch_distance
+    )
+    parser.add_argument(
+        "--release-distance", type=int, default=PolicyOptions.release_distance
+    )
+    parser.add_argument(
+        "--forward-end", type=int, help="compute step ending the forward pass"
+    )
+    return parser
+
+
+def _progress(message: str) -> None:
+    print(f"hyperoffload-sim: {message}", file=sys.stderr, flush=True)
+
+
+def _load(
+    options: argparse.Namespace, hardware: Hardware
+) -> tuple[Schedule, Schedule, Any]:
+    """The planned and stripped schedules, and the module (None for a schedule file)."""
+    text = options.input.read_text()
+    if options.input.suffix == ".json":
+        schedule = Schedule.loads(text)
+        return schedule, schedule, None
+    from hyperoffload.extract import program_schedules
+    from hyperoffload.parsing import parse_mlir
+    from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
+
+    start = time.perf_counter()
+    ctx = HyperoffloadOptMain(args=[]).ctx
+    module = parse_mlir(ctx, text, str(options.input))
+    _progress(f"parsed {options.input} in {time.perf_counter() - start:.2f} s")
+    planned, stripped, unknown = program_schedules(module, hardware, options.function)
+    if unknown:
+        _progress(
+            "warning: no cost model for "
+            + ", ".join(sorted(unknown))
+            + "; estimated from bytes moved at HBM bandwidth"
+        )
+    return planned, stripped, module
+
+
+def _run(args: Sequence[str] | None) -> int:
+    options = _arguments().parse_args(args)
+    hardware = load_hardware(options.hardware, options.hbm_capacity)
+    capacity = hardware.hbm_capacity
+    planned, stripped, module = _load(options, hardware)
+    policy_options = PolicyOptions(
+        options.select_distance,
+        options.prefetch_distance,
+        options.release_distance,
+        options.forward_end,
+    )
+    policies = list(POLICIES) if options.policy == "all" else [options.policy]
+    if module is None and any(p not in ("plan", "none") for p in policies):
+        raise PolicyError("a schedule file runs under 'plan' or 'none' only")
+    reference = run_policy("none", planned, stripped, hardware, None, policy_options)
+    runs: list[tuple[str, SimResult]] = []
+    for policy in policies:
+        start = time.perf_counter()
+        try:
+            result = (
+                reference
+                if policy == "none"
+                else run_policy(
+                    policy, planned, stripped, hardware, capacity, policy_options
+                )
+            )
+        except PolicyError as err:
+            if options.policy != "all":
+                raise
+            _progress(f"skipped '{policy}': {err}")
+            continue
+        _progress(f"simulated '{policy}' in {time.perf_counter() - start:.2f} s")
+        runs.append((policy, result))
+    reports = [report_dict(p, hardware.name, r, reference) for p, r in runs]
+    if options.execute:
+        if module is None:
+            raise PolicyError("--execute needs a program, not a schedule")
+        from hyperoffload.numeric import outputs_match_reference
+
+        match = outputs_match_reference(module, function=options.function)
+        for report in reports:
+            report["outputs_match_reference"] = match
+    if options.json:
+        print(
+            json.dumps(
+                reports[0] if len(reports) == 1 else {"results": reports}, indent=1
+            )
+        )
+    else:
+        print(format_table(reports))
+        if options.execute:
+            print(f"outputs_match_reference: {reports[0]['outputs_match_reference']}")
+    if options.trace:
+        from hyperoffload.trace import write_trace
+
+        write_trace(runs[0][1], options.trace, f"{options.input.name} ({runs[0][0]})")
+        _progress(f"wrote {options.trace} (policy '{runs[0][0]}')")
+    if options.plot:
+        from hyperoffload.plot import write_plot
+
+        title = f"{options.input.name} on {hardware.name}"
+        write_plot(runs, options.plot, title)
+        _progress(f"wrote {options.plot}")
+    return 0
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    status = 0
+
+    def run() -> None:
+        nonlocal status
+        status = _run(args)
+
+    return run_reporting_errors("hyperoffload-sim", run) or status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
