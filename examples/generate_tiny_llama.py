@@ -31,7 +31,9 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch_mlir.fx import get_decomposition_table, stateless_fx_import
 
 EXAMPLES_DIR = Path(__file__).resolve().parent
-REGEN_COMMAND = "python examples/generate_tiny_llama.py  # with torch==2.13.0 and torch-mlir"
+REGEN_COMMAND = (
+    "python examples/generate_tiny_llama.py  # with torch==2.13.0 and torch-mlir"
+)
 TIER_ATTR = "{hyperoffload.tier = #hyperoffload.tier<remote>}"
 SEED = 0
 
