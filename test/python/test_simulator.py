@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from xdsl.context import Context
 
+from hyperoffload.cost import CostModelError
 from hyperoffload.extract import program_schedules
-from hyperoffload.hardware import Hardware, load_hardware
+from hyperoffload.hardware import Hardware, HardwareError, load_hardware
 from hyperoffload.parsing import parse_mlir
 from hyperoffload.policies import (
     PolicyOptions,
@@ -233,3 +234,45 @@ def test_activation_pass_moves_saved_activations(
     result = run(ctx, hardware, TRAIN, "activation-pass")
     assert result.exposed_transfer_s == pytest.approx(0.0, abs=1e-12)
     assert result.bytes_to_remote == 1024
+
+
+def test_dynamic_shapes_are_a_located_error(ctx: Context, hardware: Hardware) -> None:
+    text = """
+func.func @d(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %y = arith.addf %x, %x : tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}"""
+    with pytest.raises(CostModelError, match=r"t\.mlir:\d+:\d+: error: cannot size tensor<\?xf32>"):
+        schedules(ctx, hardware, text)
+
+
+def test_unknown_ops_are_estimated_and_listed(ctx: Context, hardware: Hardware) -> None:
+    text = f"""
+func.func @u(%x: {T}) -> {T} {{
+  %y = func.call @opaque(%x) : ({T}) -> {T}
+  func.return %y : {T}
+}}
+func.func private @opaque({T}) -> {T}"""
+    planned, _, unknown = program_schedules(parse_mlir(ctx, text, "u.mlir"), hardware)
+    assert unknown == {"func.call"}
+    # costed by its bytes (x and y, 2048 B) at HBM bandwidth
+    assert simulate(planned, hardware).compute_s == pytest.approx(2.048 * US)
+
+
+def test_malformed_hardware_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[device]\nhbm_capacity = "64GB"\n[tiers.remote]\ncapacity = "1GB"\n')
+    with pytest.raises(HardwareError, match="bad.toml: malformed hardware file: missing key"):
+        load_hardware(str(bad))
+    bad.write_text("[device\n")
+    with pytest.raises(HardwareError, match="bad.toml"):
+        load_hardware(str(bad))
+
+
+def test_a_schedule_survives_json(ctx: Context, hardware: Hardware) -> None:
+    planned, _ = schedules(ctx, hardware, PREFETCH)
+    again = Schedule.loads(planned.dumps())
+    assert again == planned
+    assert simulate(again, hardware).makespan_s == pytest.approx(13.312 * US)
+    with pytest.raises(ValueError, match="unsupported schedule version"):
+        Schedule.loads('{"version": 7}')
