@@ -242,7 +242,9 @@ func.func @d(%x: tensor<?xf32>) -> tensor<?xf32> {
   %y = arith.addf %x, %x : tensor<?xf32>
   func.return %y : tensor<?xf32>
 }"""
-    with pytest.raises(CostModelError, match=r"t\.mlir:\d+:\d+: error: cannot size tensor<\?xf32>"):
+    with pytest.raises(
+        CostModelError, match=r"t\.mlir:\d+:\d+: error: cannot size tensor<\?xf32>"
+    ):
         schedules(ctx, hardware, text)
 
 
@@ -261,8 +263,12 @@ func.func private @opaque({T}) -> {T}"""
 
 def test_malformed_hardware_file_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
-    bad.write_text('[device]\nhbm_capacity = "64GB"\n[tiers.remote]\ncapacity = "1GB"\n')
-    with pytest.raises(HardwareError, match="bad.toml: malformed hardware file: missing key"):
+    bad.write_text(
+        '[device]\nhbm_capacity = "64GB"\n[tiers.remote]\ncapacity = "1GB"\n'
+    )
+    with pytest.raises(
+        HardwareError, match="bad.toml: malformed hardware file: missing key"
+    ):
         load_hardware(str(bad))
     bad.write_text("[device\n")
     with pytest.raises(HardwareError, match="bad.toml"):
