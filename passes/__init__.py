@@ -13,12 +13,24 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return StripPass
 
+    def get_insert():
+        from hyperoffload.passes.insert import InsertPass
+
+        return InsertPass
+
+    def get_test_print_lifetimes():
+        from hyperoffload.passes.test_print_lifetimes import TestPrintLifetimesPass
+
+        return TestPrintLifetimesPass
+
     def get_verify():
         from hyperoffload.passes.verify import VerifyPass
 
         return VerifyPass
 
     return {
+        "hyperoffload-insert": get_insert,
         "hyperoffload-strip": get_strip,
         "hyperoffload-verify": get_verify,
+        "test-print-lifetimes": get_test_print_lifetimes,
     }

@@ -22,9 +22,15 @@ file:line:col."""
 
 class HyperoffloadOptMain(xDSLOptMain):
     def register_all_dialects(self):
-        from hyperoffload.dialects.hyperoffload import Hyperoffload
+        from xdsl.universe import Universe
 
-        super().register_all_dialects()
+        from hyperoffload.dialects.hyperoffload import Hyperoffload
+        from hyperoffload.xdsl_fixes import linalg_round_trip
+
+        for name, factory in Universe.get_multiverse().all_dialects.items():
+            self.ctx.register_dialect(
+                name, linalg_round_trip if name == "linalg" else factory
+            )
         self.ctx.register_dialect(Hyperoffload.name, lambda: Hyperoffload)
 
     def register_all_passes(self):

@@ -20,6 +20,7 @@ becomes `transfer(x -> h, from device)`, `free(x)`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
@@ -99,6 +100,7 @@ class _Extractor:
         self.transfers = 0
         self.computes = 0
         self.producer: dict[SSAValue, int] = {}  # value -> compute index that wrote it
+        self.compute_of_op: dict[int, int] = {}  # top-level op index -> compute index
         self.forward_end: int | None = None
 
     def new_buffer(
@@ -258,6 +260,7 @@ class _Extractor:
             return
         for result in op.results:
             self.producer[result] = self.computes
+        self.compute_of_op[index] = self.computes
         self.computes += 1
         self.steps.append(
             Compute(
@@ -284,7 +287,9 @@ class _Extractor:
         if buffer_id is None:
             return False
         buffer = self.buffers[buffer_id]
-        if buffer.pinned or buffer.kind != "activation" or buffer_id in self.detached:
+        if buffer.pinned or buffer.kind not in ("activation", "prefetched"):
+            return False
+        if buffer_id in self.detached or buffer_id in self.pending:
             return False
         return self.buffer_last.get(buffer_id, -1) <= index
 
@@ -317,9 +322,26 @@ class _Extractor:
             self.steps = steps
 
 
+@dataclass
+class Extraction:
+    """A schedule and how it maps back to the IR it came from."""
+
+    schedule: Schedule
+    buffer_of: dict[SSAValue, int]
+    """The device buffer (or copy) each tensor value lives in."""
+    compute_of_op: dict[int, int]
+    """Top-level op index -> index of its compute step (ops with a step only)."""
+
+
+def extract(function: func.FuncOp, costs: CostModel) -> Extraction:
+    extractor = _Extractor(function, costs)
+    schedule = extractor.run()
+    return Extraction(schedule, extractor.buffer_of, extractor.compute_of_op)
+
+
 def extract_schedule(function: func.FuncOp, costs: CostModel) -> Schedule:
     """The schedule of `function` as it is written (its hyperoffload ops included)."""
-    return _Extractor(function, costs).run()
+    return extract(function, costs).schedule
 
 
 def program_schedules(

@@ -30,7 +30,7 @@ result = run_policy("distance", program, hardware, capacity, PolicyOptions())
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
@@ -56,11 +56,17 @@ class PolicyOptions:
 
 @dataclass(frozen=True)
 class Move:
-    """Offload `buffer` after compute step `release`, fetch it before step `fetch`."""
+    """
+    Keep `buffer` out of HBM over a gap, in compute-step indices: store it
+    after step `store_after` (-1: before the first step; None, or a copy that
+    already exists: no store), free it after step `release` (None: it is not
+    resident before the gap), fetch it before step `fetch` and wait for the
+    fetch before step `use` (the number of steps: before the function ends).
+    """
 
     buffer: int
     store_after: int | None
-    release: int
+    release: int | None
     fetch: int
     use: int
 
@@ -117,15 +123,8 @@ def distance_moves(schedule: Schedule, options: PolicyOptions) -> list[Move]:
         touched = events.get(buffer.id, [])
         if buffer.initial and buffer.home != "hbm" and touched:
             first = touched[0]
-            moves.append(
-                Move(
-                    buffer.id,
-                    None,
-                    -1,
-                    max(0, first - options.prefetch_distance),
-                    first,
-                )
-            )
+            fetch = max(0, first - options.prefetch_distance)
+            moves.append(Move(buffer.id, None, None, fetch, first))
         for before, after in pairwise(touched):
             if after - before < options.select_distance:
                 continue
@@ -176,53 +175,57 @@ def activation_moves(
     return moves
 
 
-def apply_moves(schedule: Schedule, moves: list[Move], hardware: Hardware) -> Schedule:
-    """The schedule with a store/free/prefetch/wait for each move."""
+def apply_moves(
+    schedule: Schedule,
+    moves: list[Move],
+    hardware: Hardware,
+    releases: Sequence[tuple[int, int]] = (),
+) -> Schedule:
+    """
+    The schedule with a store/free/prefetch/wait for each move, and a free of
+    each `(buffer, step)` in `releases` after that compute step.
+    """
     buffers = [replace(b) for b in schedule.buffers]
-    tier = hardware.offload_tier
     before: dict[int, list[Step]] = {}
     after: dict[int, list[Step]] = {}
     transfers = sum(isinstance(s, Transfer) for s in schedule.steps)
+    copies: dict[int, int] = {}  # device buffer -> its copy outside HBM
 
-    def transfer(source: int, dest: int, to_device: bool) -> Transfer:
+    def copy_of(device: Buffer) -> Buffer:
+        if device.id not in copies:
+            tier = device.home if device.home != "hbm" else hardware.offload_tier
+            initial = device.home != "hbm" and device.initial
+            name = f"{device.name} ({tier})"
+            buffers.append(
+                Buffer(len(buffers), name, device.bytes, tier, "copy", initial=initial)
+            )
+            copies[device.id] = len(buffers) - 1
+        return buffers[copies[device.id]]
+
+    def transfer(source: Buffer, dest: Buffer, link: str, to_device: bool) -> Transfer:
         nonlocal transfers
-        step = Transfer(transfers, source, dest, buffers[source].bytes, tier, to_device)
         transfers += 1
-        return step
+        return Transfer(
+            transfers - 1, source.id, dest.id, source.bytes, link, to_device
+        )
 
-    copies: dict[int, int] = {}
     for move in moves:
         device = buffers[move.buffer]
-        if move.store_after is None:
-            copy = Buffer(
-                len(buffers),
-                f"{device.name} ({device.home})",
-                device.bytes,
-                device.home,
-                "copy",
-                initial=True,
-            )
-            buffers.append(copy)
+        stored = move.buffer in copies
+        copy = copy_of(device)
+        if move.release is None:
             device.initial = False
-            link_tier = device.home
-        else:
-            if move.buffer not in copies:
-                copy = Buffer(
-                    len(buffers), f"{device.name} ({tier})", device.bytes, tier, "copy"
-                )
-                buffers.append(copy)
-                copies[move.buffer] = copy.id
-                after.setdefault(move.store_after, []).append(
-                    transfer(move.buffer, copy.id, False)
-                )
-            copy = buffers[copies[move.buffer]]
+        if not stored and not copy.initial and move.store_after is not None:
+            store = transfer(device, copy, copy.tier, to_device=False)
+            after.setdefault(move.store_after, []).append(store)
+        if move.release is not None:
             after.setdefault(move.release, []).append(Free(move.buffer))
-            link_tier = tier
-        fetch = Transfer(transfers, copy.id, move.buffer, device.bytes, link_tier, True)
-        transfers += 1
+        fetch = transfer(copy, device, copy.tier, to_device=True)
         before.setdefault(move.fetch, []).append(fetch)
         before.setdefault(move.use, []).append(Wait(fetch.id))
-    steps: list[Step] = []
+    for buffer, step in releases:
+        after.setdefault(step, []).append(Free(buffer))
+    steps: list[Step] = list(after.get(-1, ()))
     compute_index = -1
     for step in schedule.steps:
         if isinstance(step, Compute):
@@ -232,4 +235,5 @@ def apply_moves(schedule: Schedule, moves: list[Move], hardware: Hardware) -> Sc
             steps.extend(after.get(compute_index, ()))
         else:
             steps.append(step)
+    steps.extend(before.get(compute_index + 1, ()))
     return Schedule(schedule.function, buffers, steps, schedule.forward_end)

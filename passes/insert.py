@@ -1,0 +1,194 @@
+"""
+`hyperoffload-insert`: insert `prefetch`, `store` and `detach` so that the
+peak HBM of each function meets a target (see `hyperoffload.planner` for the
+rules). Ops are placed at their initial positions: a store right after the
+producer, a detach right after the use before the gap (`detach=eager`) or
+right before the fetch (`detach=lazy`), a prefetch `prefetch-distance` ops
+before the use after the gap; `hyperoffload-move-window` refines them.
+
+```mlir
+func.func @f(%w: tensor<64x64xf32> {hyperoffload.tier = #hyperoffload.tier<remote>}, ...)
+```
+becomes
+```mlir
+func.func @f(%w: !hyperoffload.remote<tensor<64x64xf32>> {hyperoffload.tier = #hyperoffload.tier<remote>}, ...) {
+  ...
+  %w_1 = hyperoffload.prefetch %w : !hyperoffload.remote<tensor<64x64xf32>> -> tensor<64x64xf32>
+  %y = linalg.matmul ins(%x, %w_1 : ...) ...
+  hyperoffload.detach %w_1 : tensor<64x64xf32>
+```
+"""
+
+import sys
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from hyperoffload.cost import CostModel
+from hyperoffload.dialects.hyperoffload import (
+    DetachOp,
+    PrefetchOp,
+    RemoteType,
+    StoreOp,
+    Tier,
+)
+from hyperoffload.hardware import load_hardware
+from hyperoffload.lifetimes import CATEGORIES, ProgramGraph
+from hyperoffload.planner import PlanError, PlanOptions, ValuePlan, plan_offload
+from hyperoffload.units import parse_duration, parse_size
+
+
+class _Placement:
+    """Ops to insert around the original ops of a function body, then apply."""
+
+    def __init__(self, ops: list[Operation], lazy: bool):
+        self.ops = ops
+        self.lazy = lazy
+        self.position = {op: i for i, op in enumerate(ops)}
+        self.before: dict[int, list[Operation]] = {}
+        self.after: dict[int, list[Operation]] = {}
+        self.at_entry: list[Operation] = []
+
+    def place_after(self, index: int, op: Operation, first: bool = False) -> None:
+        if index < 0:
+            self.at_entry.insert(0, op) if first else self.at_entry.append(op)
+        else:
+            ops = self.after.setdefault(index, [])
+            ops.insert(0, op) if first else ops.append(op)
+
+    def place_before(self, index: int, op: Operation) -> None:
+        self.before.setdefault(index, []).append(op)
+
+    def holder(self, op: Operation) -> int | None:
+        """Position of the original top-level op holding `op` (None for inserted ops)."""
+        current: Operation | None = op
+        while current is not None and current not in self.position:
+            current = current.parent_op()
+        return None if current is None else self.position[current]
+
+    def replace_uses(self, old: SSAValue, new: SSAValue, start: int, end: int) -> None:
+        """Uses of `old` in original ops at positions [start, end) read `new`."""
+        for use in list(old.uses):
+            at = self.holder(use.operation)
+            if at is not None and start <= at < end:
+                use.operation.operands[use.index] = new
+
+    def apply(self, rewriter: Rewriter) -> None:
+        first = self.ops[0]
+        for op in self.at_entry:
+            rewriter.insert_op(op, InsertPoint.before(first))
+        for index, op in enumerate(self.ops):
+            for new in self.before.get(index, ()):
+                rewriter.insert_op(new, InsertPoint.before(op))
+            anchor = op
+            for new in self.after.get(index, ()):
+                rewriter.insert_op(new, InsertPoint.after(anchor))
+                anchor = new
+
+
+def _apply_value(
+    plan: ValuePlan, function: FuncOp, placement: _Placement, distance: int
+) -> None:
+    """Insert the store, detaches and prefetches of one value's plan."""
+    info = plan.info
+    end = len(placement.ops)
+    current: SSAValue | None
+    if plan.initially_out:  # a tagged argument becomes a remote copy
+        index = function.args.index(info.value)  # type: ignore[arg-type]
+        assert isinstance(info.value.type, TensorType)
+        remote = RemoteType(info.value.type, Tier(info.tier))
+        function.replace_argument_type(index, remote, Rewriter())
+        handle: SSAValue = function.args[index]
+        reader, current = handle, None
+    else:
+        store = StoreOp(info.value)
+        placement.place_after(info.producer, store, first=True)
+        handle, reader, current = store.handle, info.value, info.value
+    if plan.write_back is not None:  # the caller gets the remote copy
+        last = max((u for u in info.uses if u != end - 1), default=info.producer)
+        placement.place_after(last, DetachOp(info.value))
+        returned = placement.ops[-1]
+        assert isinstance(returned, ReturnOp)
+        placement.replace_uses(info.value, handle, end - 1, end)
+        return
+    for gap in plan.gaps:
+        fetch_at = max(gap.after + 1, gap.before - distance)
+        prefetch = PrefetchOp(handle)
+        if info.value.name_hint:
+            prefetch.result.name_hint = info.value.name_hint
+        if current is not None:
+            detach = DetachOp(current)
+            if placement.lazy:
+                placement.place_before(fetch_at, detach)
+            else:
+                placement.place_after(gap.after, detach)
+        placement.place_before(fetch_at, prefetch)
+        placement.replace_uses(reader, prefetch.result, gap.before, end)
+        reader = current = prefetch.result
+    if current is not None and plan.gaps and info.last_use < end - 1:
+        placement.place_after(info.last_use, DetachOp(current))
+
+
+@dataclass(frozen=True)
+class InsertPass(ModulePass):
+    """Insert offload ops so that each function's peak HBM meets `hbm-capacity`."""
+
+    name = "hyperoffload-insert"
+
+    hardware: str = "ascend-910c"
+    hbm_capacity: str | int | None = None
+    """The target peak (e.g. `32GB`); default: the device capacity."""
+    min_bytes: str | int = 0
+    min_gap: str | int | float = 0
+    """Shortest idle gap worth offloading, as a duration (e.g. `50us`)."""
+    categories: str = ",".join(CATEGORIES)
+    prefetch_distance: int = 1
+    detach: str = "eager"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            hardware = load_hardware(self.hardware, self.hbm_capacity)
+            categories = tuple(
+                c.strip() for c in self.categories.split(",") if c.strip()
+            )
+            unknown = set(categories) - set(CATEGORIES)
+            if unknown or self.detach not in ("eager", "lazy"):
+                raise ValueError(
+                    f"bad option: categories must be among {', '.join(CATEGORIES)} "
+                    f"and detach 'eager' or 'lazy' (got {self.categories!r}, {self.detach!r})"
+                )
+            options = PlanOptions(
+                target=hardware.hbm_capacity,
+                min_bytes=parse_size(self.min_bytes),
+                min_gap_s=parse_duration(self.min_gap),
+                categories=categories,
+                prefetch_distance=self.prefetch_distance,
+            )
+            costs = CostModel(hardware)
+            for function in [f for f in op.walk() if isinstance(f, FuncOp)]:
+                if function.is_declaration:
+                    continue
+                graph = ProgramGraph.build(function, costs)
+                plan = plan_offload(graph, hardware, options)
+                if not plan.met:
+                    print(
+                        f"hyperoffload-insert: warning: @{function.sym_name.data}: "
+                        f"the best plan found peaks at {plan.peak_after} B, above the "
+                        f"target of {options.target} B",
+                        file=sys.stderr,
+                    )
+                placement = _Placement(graph.ops, lazy=self.detach == "lazy")
+                for value_plan in plan.values:
+                    _apply_value(
+                        value_plan, function, placement, self.prefetch_distance
+                    )
+                placement.apply(Rewriter())
+                function.update_function_type()
+        except (PlanError, ValueError) as err:
+            raise PassFailedException(str(err)) from None

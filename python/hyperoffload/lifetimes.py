@@ -1,0 +1,229 @@
+"""
+Tensor lifetime analysis: the compact program graph the planner works on.
+
+For one function: its top-level ops in order with their estimated times,
+every tensor value (block arguments included) with its bytes, producer, uses
+and last use, the idle gaps between consecutive uses (in ops and in compute
+time), and the memory timeline (live HBM bytes after each op in the current
+order) with its peak. Positions are indices of top-level ops (the last is the
+`func.return`); a use inside a nested region counts at the top-level op that
+holds it.
+
+```python
+graph = ProgramGraph.build(function, CostModel(load_hardware("ascend-910c")))
+[(gap.after, gap.before, gap.time_s) for gap in graph.values[0].gaps()]
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+from xdsl.ir import Operation, SSAValue
+
+from hyperoffload.cost import CostModel, tensor_bytes, tensor_type
+from hyperoffload.dialects.hyperoffload import TIER_ARG_ATTR, RemoteType, TierAttr
+from hyperoffload.dialects.residency import describe
+from hyperoffload.extract import extract
+from hyperoffload.schedule import Compute, Free, Schedule, Transfer
+
+CATEGORY_ATTR = "hyperoffload.category"
+"""Argument attribute naming what an argument holds: `params`, `optimizer` or `kv`."""
+
+CATEGORIES = ("params", "activations", "optimizer", "kv")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """An idle interval of a value between its uses at ops `after` and `before`."""
+
+    after: int
+    before: int
+    ops: int
+    time_s: float
+
+
+@dataclass
+class ValueInfo:
+    value: SSAValue
+    name: str
+    bytes: int
+    producer: int
+    """Index of the producing op; -1 for a function argument."""
+    uses: list[int]
+    category: str
+    tier: str
+    """Where the value lives when produced: `hbm`, or the tier of an argument."""
+    buffer: int | None
+    returned: bool = False
+    gap_list: list[Gap] = field(default_factory=list[Gap])
+
+    @property
+    def last_use(self) -> int:
+        return self.uses[-1] if self.uses else self.producer
+
+    def gaps(self) -> list[Gap]:
+        return self.gap_list
+
+
+def _attr(attrs: DictionaryAttr | None, name: str) -> object | None:
+    return None if attrs is None else attrs.data.get(name)
+
+
+class ProgramGraph:
+    """Ops, tensor values with lifetimes and gaps, and the memory timeline."""
+
+    def __init__(
+        self,
+        function: func.FuncOp,
+        ops: list[Operation],
+        op_time: list[float],
+        values: list[ValueInfo],
+        schedule: Schedule,
+        compute_of_op: dict[int, int],
+        timeline: list[int],
+    ):
+        self.function = function
+        self.ops = ops
+        self.op_time = op_time
+        self.values = values
+        self.schedule = schedule
+        self.compute_of_op = compute_of_op
+        self.timeline = timeline
+        self._prefix = [0.0, *accumulate(op_time)]
+
+    @property
+    def peak(self) -> int:
+        return max(self.timeline, default=0)
+
+    @property
+    def peak_op(self) -> int:
+        return self.timeline.index(self.peak) if self.timeline else -1
+
+    def time_between(self, after: int, before: int) -> float:
+        """Compute time of the ops strictly between two positions."""
+        start = min(max(after + 1, 0), len(self.ops))
+        end = min(max(before, start), len(self.ops))
+        return self._prefix[end] - self._prefix[start]
+
+    @staticmethod
+    def build(function: func.FuncOp, costs: CostModel) -> ProgramGraph:
+        ops = list(function.body.block.ops)
+        extraction = extract(function, costs)
+        schedule = extraction.schedule
+        op_time = [0.0] * len(ops)
+        computes = [s for s in schedule.steps if isinstance(s, Compute)]
+        for index, step_index in extraction.compute_of_op.items():
+            op_time[index] = computes[step_index].time_s
+        position = {op: i for i, op in enumerate(ops)}
+        values: list[ValueInfo] = []
+        arg_attrs = function.arg_attrs.data if function.arg_attrs else ()
+        for arg in function.args:
+            if tensor_type(arg) is None:
+                continue
+            attrs = arg_attrs[arg.index] if arg.index < len(arg_attrs) else None
+            assert attrs is None or isinstance(attrs, DictionaryAttr)
+            tier_attr = _attr(attrs, TIER_ARG_ATTR)
+            category = _attr(attrs, CATEGORY_ATTR)
+            if isinstance(arg.type, RemoteType):
+                tier = arg.type.tier.value
+            elif isinstance(tier_attr, TierAttr):
+                tier = tier_attr.tier.value
+            else:
+                tier = "hbm"
+            values.append(
+                ValueInfo(
+                    arg,
+                    describe(arg),
+                    tensor_bytes(arg, function),
+                    -1,
+                    [],
+                    category.data if isinstance(category, StringAttr) else "params",
+                    tier,
+                    extraction.buffer_of.get(arg),
+                )
+            )
+        for index, op in enumerate(ops):
+            for result in op.results:
+                if tensor_type(result) is not None:
+                    values.append(
+                        ValueInfo(
+                            result,
+                            describe(result),
+                            tensor_bytes(result, op),
+                            index,
+                            [],
+                            "activations",
+                            "hbm",
+                            extraction.buffer_of.get(result),
+                        )
+                    )
+        graph = ProgramGraph(
+            function,
+            ops,
+            op_time,
+            values,
+            schedule,
+            extraction.compute_of_op,
+            _timeline(schedule, extraction.compute_of_op, len(ops)),
+        )
+        for info in values:
+            uses: set[int] = set()
+            for use in info.value.uses:
+                holder = _top_level(use.operation, function)
+                if holder is not None:
+                    uses.add(position[holder])
+                    info.returned |= isinstance(holder, func.ReturnOp)
+            info.uses = sorted(uses)
+            events = [info.producer, *info.uses]
+            info.gap_list = [
+                Gap(a, b, b - a - 1, graph.time_between(a, b))
+                for a, b in pairwise(events)
+                if b > a
+            ]
+        return graph
+
+
+def _top_level(op: Operation, function: func.FuncOp) -> Operation | None:
+    block = function.body.block
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
+def _timeline(
+    schedule: Schedule, compute_of_op: dict[int, int], num_ops: int
+) -> list[int]:
+    """
+    Live HBM bytes at each op, replaying the schedule in order (no timing): for
+    an op with a compute step, while it runs (inputs and outputs allocated);
+    for any other op, after the compute step before it.
+    """
+    sizes = [b.bytes for b in schedule.buffers]
+    live = sum(b.bytes for b in schedule.buffers if b.initial and b.tier == "hbm")
+    after_step: list[int] = []
+    peak_in_step: list[int] = []
+    for step in schedule.steps:
+        if isinstance(step, Compute):
+            live += sum(sizes[b] for b in step.allocs)
+            peak_in_step.append(live)
+            live -= sum(sizes[b] for b in step.frees)
+            after_step.append(live)
+        elif isinstance(step, Transfer) and step.to_device:
+            live += sizes[step.dest]
+        elif isinstance(step, Free):
+            live -= sizes[step.buffer]
+    timeline: list[int] = []
+    current = sum(b.bytes for b in schedule.buffers if b.initial and b.tier == "hbm")
+    for index in range(num_ops):
+        step = compute_of_op.get(index)
+        if step is not None:
+            timeline.append(peak_in_step[step])
+            current = after_step[step]
+        else:
+            timeline.append(current)
+    return timeline
