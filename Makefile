@@ -13,11 +13,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 ## Parse, verify and print the default example (a two-layer MLP that offloads),
-## then simulate the tiny LLaMA training step under every memory policy.
+## then plan the tiny LLaMA training step for 60% of its HBM peak and simulate
+## the plan beside every other memory policy.
 run: $(STAMP)
 	$(BIN)/hyperoffload-opt examples/offload_mlp.mlir
-	$(BIN)/hyperoffload-sim examples/tiny_llama_train.mlir --hardware ascend-910c \
-		--hbm-capacity 700KB --policy all --plot timeline.png
+	$(BIN)/hyperoffload-opt examples/tiny_llama_train.mlir \
+		-p 'hyperoffload-insert{hardware=ascend-910c hbm-capacity=632KB}' -o tiny_llama_train.planned.mlir
+	$(BIN)/hyperoffload-sim tiny_llama_train.planned.mlir --hardware ascend-910c \
+		--hbm-capacity 632KB --policy all --execute --plot timeline.png
 
 ## All tests: lit/FileCheck, pytest, then ruff and pyright.
 test: lit pytest lint

@@ -108,6 +108,8 @@ def _apply_value(
         reader, current = handle, None
     else:
         store = StoreOp(info.value)
+        if info.value.name_hint:
+            store.handle.name_hint = f"{info.value.name_hint}_remote"
         placement.place_after(info.producer, store, first=True)
         handle, reader, current = store.handle, info.value, info.value
     if plan.write_back is not None:  # the caller gets the remote copy
