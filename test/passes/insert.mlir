@@ -97,3 +97,27 @@ func.func @fits(%x: tensor<256xf32>) -> tensor<256xf32> {
   %c = arith.addf %b, %a : tensor<256xf32>
   func.return %c : tensor<256xf32>
 }
+
+// -----
+
+// A parameter read inside a loop body: fetched before the loop (a top-level
+// op), the body reads the fetched copy, released after the loop.
+// CHECK-LABEL: func.func @loop
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %w_1 = hyperoffload.prefetch %w
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<256xf32>) {
+// CHECK-NEXT:      %s = arith.mulf %acc, %w_1 : tensor<256xf32>
+// CHECK-NEXT:      scf.yield %s : tensor<256xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    hyperoffload.detach %w_1
+// CHECK-NEXT:    func.return %r
+func.func @loop(%x: tensor<256xf32>, %n: index, %w: tensor<256xf32> {hyperoffload.tier = #hyperoffload.tier<remote>}) -> tensor<256xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<256xf32>) {
+    %s = arith.mulf %acc, %w : tensor<256xf32>
+    scf.yield %s : tensor<256xf32>
+  }
+  func.return %r : tensor<256xf32>
+}
