@@ -8,6 +8,16 @@ from xdsl.passes import ModulePass
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return every HyperOffload pass by its `-p` name; imports are deferred."""
 
+    def get_move_window():
+        from hyperoffload.passes.move_window import MoveWindowPass
+
+        return MoveWindowPass
+
+    def get_pipeline():
+        from hyperoffload.passes.pipeline import PipelinePass
+
+        return PipelinePass
+
     def get_strip():
         from hyperoffload.passes.strip import StripPass
 
@@ -30,6 +40,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     return {
         "hyperoffload-insert": get_insert,
+        "hyperoffload-move-window": get_move_window,
+        "hyperoffload-pipeline": get_pipeline,
         "hyperoffload-strip": get_strip,
         "hyperoffload-verify": get_verify,
         "test-print-lifetimes": get_test_print_lifetimes,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import cast
 
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import (
@@ -28,7 +29,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
-from xdsl.utils.hints import isa
 
 from hyperoffload.diagnostics import location_of
 from hyperoffload.dialects.hyperoffload import RemoteType
@@ -69,8 +69,14 @@ def element_bytes(element_type: Attribute) -> int:
     raise CostModelError(f"unsupported element type {element_type}")
 
 
+_DTYPE_NAMES: dict[Attribute, str] = {}
+
+
 def dtype_name(element_type: Attribute) -> str:
-    return str(element_type)
+    """`f32`, `bf16`, ... (printed once per type: printing is slow)."""
+    if element_type not in _DTYPE_NAMES:
+        _DTYPE_NAMES[element_type] = str(element_type)
+    return _DTYPE_NAMES[element_type]
 
 
 def tensor_type(value: SSAValue) -> TensorType[Attribute] | None:
@@ -78,8 +84,8 @@ def tensor_type(value: SSAValue) -> TensorType[Attribute] | None:
     value_type = value.type
     if isinstance(value_type, RemoteType):
         return value_type.tensor
-    if isa(value_type, TensorType[Attribute]):
-        return value_type
+    if isinstance(value_type, TensorType):
+        return cast(TensorType[Attribute], value_type)
     return None
 
 
@@ -150,11 +156,18 @@ class CostModel:
     def __init__(self, hardware: Hardware):
         self.hardware = hardware
         self.unknown_ops: set[str] = set()
+        self._costs: dict[Operation, OpCost] = {}
 
     def is_view(self, op: Operation) -> bool:
         return isinstance(op, VIEW_OPS)
 
     def cost(self, op: Operation) -> OpCost:
+        """The cost of `op` (remembered: an op costs the same wherever it moves)."""
+        if op not in self._costs:
+            self._costs[op] = self._cost(op)
+        return self._costs[op]
+
+    def _cost(self, op: Operation) -> OpCost:
         if isinstance(op, VIEW_OPS + FREE_OPS) or op.name in _FREE_NAMES:
             return _NO_COST
         operands = [v for v in dict.fromkeys(op.operands) if tensor_type(v) is not None]

@@ -1,0 +1,110 @@
+"""
+`hyperoffload-pipeline`: insertion, move-window and verification in one pass,
+with the union of their options.
+
+With `max-slowdown` (e.g. `0.02`) it answers the question users ask: the
+smallest HBM target whose plan stays within that slowdown over running with
+unlimited HBM. It searches the target between the largest single-op working
+set and the unconstrained peak (a bisection, each step planning a copy of the
+module and simulating it), then plans the module for the target found.
+
+```
+hyperoffload-opt model.mlir -p 'hyperoffload-pipeline{hardware=ascend-910c max-slowdown=0.02}'
+```
+"""
+
+import sys
+from contextlib import redirect_stderr
+from dataclasses import dataclass
+from io import StringIO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+from hyperoffload.diagnostics import verify_module
+from hyperoffload.extract import program_schedules
+from hyperoffload.hardware import load_hardware
+from hyperoffload.lifetimes import CATEGORIES
+from hyperoffload.passes.insert import InsertPass
+from hyperoffload.passes.move_window import MoveWindowPass
+from hyperoffload.policies import PolicyOptions, run_policy
+from hyperoffload.units import format_bytes
+
+_SEARCH_STEPS = 12
+
+
+@dataclass(frozen=True)
+class PipelinePass(ModulePass):
+    """Insert offload ops, move them within their windows, verify."""
+
+    name = "hyperoffload-pipeline"
+
+    hardware: str = "ascend-910c"
+    hbm_capacity: str | int | None = None
+    min_bytes: str | int = 0
+    min_gap: str | int | float = 0
+    categories: str = ",".join(CATEGORIES)
+    prefetch_distance: int = 1
+    detach: str = "eager"
+    alpha: float = 1.0
+    beta: float = 1.0
+    max_inflight: int = 8
+    max_slowdown: float | None = None
+
+    def plan(self, ctx: Context, op: ModuleOp, capacity: str | int | None) -> None:
+        InsertPass(
+            self.hardware,
+            capacity,
+            self.min_bytes,
+            self.min_gap,
+            self.categories,
+            self.prefetch_distance,
+            self.detach,
+        ).apply(ctx, op)
+        MoveWindowPass(
+            self.hardware, capacity, self.alpha, self.beta, self.max_inflight
+        ).apply(ctx, op)
+        verify_module(op)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        capacity = self.hbm_capacity
+        if self.max_slowdown is not None:
+            capacity = self._smallest_target(ctx, op, self.max_slowdown)
+        self.plan(ctx, op, capacity)
+
+    def _smallest_target(self, ctx: Context, op: ModuleOp, slowdown: float) -> int:
+        hardware = load_hardware(self.hardware, self.hbm_capacity)
+        options = PolicyOptions()
+        _, stripped, _ = program_schedules(op, hardware)
+        none = run_policy("none", stripped, stripped, hardware, None, options)
+        limit = none.makespan_s * (1 + slowdown)
+        low, high = (
+            none.bound_peak_bytes,
+            min(none.peak_hbm_bytes, hardware.hbm_capacity),
+        )
+        best = high
+        for _ in range(_SEARCH_STEPS):
+            if high - low <= max(1, none.peak_hbm_bytes // 1000):
+                break
+            middle = (low + high) // 2
+            trial = op.clone()
+            try:
+                with redirect_stderr(StringIO()):  # unmet-target warnings of trials
+                    self.plan(ctx, trial, middle)
+            except (PassFailedException, VerifyException):  # infeasible: search above
+                low = middle
+                continue
+            planned, _, _ = program_schedules(trial, hardware)
+            result = run_policy("plan", planned, stripped, hardware, middle, options)
+            if result.oom is None and result.makespan_s <= limit:
+                best = high = middle
+            else:
+                low = middle
+        print(
+            f"hyperoffload-pipeline: smallest target within {slowdown:.1%} slowdown: "
+            f"{format_bytes(best)} (unconstrained peak {format_bytes(none.peak_hbm_bytes)})",
+            file=sys.stderr,
+        )
+        return best
