@@ -28,6 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+_EPSILON_S = 1e-12
+"""Slack for float sums of op times when matching a start time to an op boundary."""
+
 
 @dataclass(frozen=True)
 class PrefetchWindow:
@@ -96,7 +99,7 @@ def _just_in_time(
         begin = end - w.duration_s
         next_start[w.link] = begin
         # the latest op boundary at or before `begin`
-        issue = int(np.searchsorted(start, begin, side="right")) - 1
+        issue = int(np.searchsorted(start, begin + _EPSILON_S, side="right")) - 1
         wanted[k] = min(max(issue, w.earliest), w.latest)
     return wanted
 

@@ -16,6 +16,7 @@ from hyperoffload.hardware import load_hardware
 from hyperoffload.numeric import evaluate, outputs_match_reference
 from hyperoffload.parsing import parse_mlir
 from hyperoffload.passes.insert import InsertPass
+from hyperoffload.passes.move_window import MoveWindowPass
 from hyperoffload.policies import PolicyOptions, run_policy
 from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
 
@@ -111,3 +112,30 @@ def test_insertion_keeps_values_residency_and_peak(
     planned, _, _ = program_schedules(module, HARDWARE)
     result = run_policy("plan", planned, stripped, HARDWARE, None, PolicyOptions())
     assert result.peak_hbm_bytes <= none.peak_hbm_bytes
+
+
+@settings(max_examples=30, deadline=None)
+@given(programs(), st.floats(0.0, 1.0))
+def test_move_window_never_exposes_more_or_breaks_the_target(
+    opt_main: HyperoffloadOptMain, text: str, fraction: float
+) -> None:
+    ctx: Context = opt_main.ctx.clone()
+    module = parse_mlir(ctx, text, "random.mlir")
+    _, stripped, _ = program_schedules(module, HARDWARE)
+    none = run_policy("none", stripped, stripped, HARDWARE, None, PolicyOptions())
+    lowest = none.bound_peak_bytes
+    target = int(lowest + fraction * (none.peak_hbm_bytes - lowest))
+    try:
+        InsertPass(hbm_capacity=target).apply(ctx, module)
+    except PassFailedException:
+        reject()
+    inserted, _, _ = program_schedules(module, HARDWARE)
+    before = run_policy("plan", inserted, stripped, HARDWARE, None, PolicyOptions())
+    MoveWindowPass(hbm_capacity=target).apply(ctx, module)
+    verify_module(module)
+    assert outputs_match_reference(module)
+    moved, _, _ = program_schedules(module, HARDWARE)
+    after = run_policy("plan", moved, stripped, HARDWARE, None, PolicyOptions())
+    assert after.exposed_transfer_s <= before.exposed_transfer_s + 1e-12
+    if before.peak_hbm_bytes <= target:
+        assert after.peak_hbm_bytes <= target

@@ -33,7 +33,7 @@ R = f"!hyperoffload.remote<{T}>"
 
 @pytest.fixture(scope="module")
 def hardware() -> Hardware:
-    return load_hardware(str(Path(__file__).parent / "inputs" / "round.toml"))
+    return load_hardware(str(Path(__file__).parents[1] / "inputs" / "round.toml"))
 
 
 def schedules(ctx: Context, hardware: Hardware, text: str) -> tuple[Schedule, Schedule]:
