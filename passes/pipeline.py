@@ -71,10 +71,11 @@ class PipelinePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         capacity = self.hbm_capacity
         if self.max_slowdown is not None:
-            capacity = self._smallest_target(ctx, op, self.max_slowdown)
+            capacity = self.smallest_target(ctx, op, self.max_slowdown)
         self.plan(ctx, op, capacity)
 
-    def _smallest_target(self, ctx: Context, op: ModuleOp, slowdown: float) -> int:
+    def smallest_target(self, ctx: Context, op: ModuleOp, slowdown: float) -> int:
+        """The smallest HBM target whose plan runs within `slowdown` of unlimited HBM."""
         hardware = load_hardware(self.hardware, self.hbm_capacity)
         options = PolicyOptions()
         _, stripped, _ = program_schedules(op, hardware)

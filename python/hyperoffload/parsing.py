@@ -14,18 +14,23 @@ from bisect import bisect_right
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
+    AnyDenseElement,
     AnyFloat,
     Builtin,
+    BytesAttr,
     ComplexType,
+    DenseIntOrFPElementsAttr,
     FileLineColLoc,
     IndexType,
     IntAttr,
     IntegerType,
     ModuleOp,
+    RankedStructure,
     StringAttr,
 )
 from xdsl.ir import Operation
@@ -66,6 +71,7 @@ class LocatingParser(Parser):
     def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
         super().__init__(ctx, text, name)
         self._file_name = name
+        self._text = text
         self._line_offset = line_offset
         self._line_starts = [0]
         self._line_starts.extend(i + 1 for i, c in enumerate(text) if c == "\n")
@@ -90,6 +96,31 @@ class LocatingParser(Parser):
             )
         return op
 
+    def parse_dense_int_or_fp_elements_attr(
+        self, type: RankedStructure[AnyDenseElement] | None
+    ) -> DenseIntOrFPElementsAttr:
+        """
+        As xDSL's, but a splat (`dense<0.0> : tensor<1x32x2048x128xbf16>`) is
+        packed once and repeated as bytes instead of element by element.
+        """
+        start = self.pos
+        if _SPLAT.match(self._text, start) is None:
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        self.parse_punctuation("<")
+        elements, shape = self._parse_tensor_literal()
+        self.parse_punctuation(">")
+        if type is None:
+            self.parse_punctuation(":")
+            type = self._parse_dense_literal_type()
+        element_type = type.element_type
+        if shape or len(elements) != 1 or isinstance(element_type, ComplexType):
+            self._resume_from(start)
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        value = elements[0].to_type(self, element_type)
+        single = element_type.pack([value])  # pyright: ignore[reportArgumentType]
+        count = prod(type.get_shape())
+        return DenseIntOrFPElementsAttr(type, BytesAttr(single * count))
+
     def _parse_tensor_literal_element(self) -> AttrParser._TensorLiteralElement:
         element = super()._parse_tensor_literal_element()
         hexadecimal = element.span.text[:2] in ("0x", "0X")
@@ -97,6 +128,9 @@ class LocatingParser(Parser):
             return _HexLiteralElement(False, element.value, element.span)
         return element
 
+
+_SPLAT = re.compile(r"<\s*[^\[\]<>,\"\s]+\s*>")
+"""A dense literal of one element: `<0.0>`, `<0xFF800000>`, `<true>`."""
 
 _RESOURCE_HANDLE = re.compile(r"dense_resource<([^>]+)>")
 

@@ -1,0 +1,75 @@
+"""
+The memory lower bound `M_LB(T_exposed = 0)` for a fixed op order: the least
+peak any plan that exposes no transfer time could reach.
+
+A tensor can be out of HBM while op t runs only if t does not read it and,
+within one idle gap (a, b) of the tensor, its store fits in the compute
+between a and t and its fetch in the compute between t and b. An argument
+that lives outside HBM needs no store, and nothing holds it after its last
+use. Subtracting every such tensor from
+the unconstrained timeline, op by op, bounds every zero-exposure plan from
+below; the bound ignores that transfers share a link, so it is optimistic
+(lower) where the link is busy.
+
+```python
+bound = memory_lower_bound(ProgramGraph.build(function, costs), hardware)
+```
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hyperoffload.hardware import Hardware
+from hyperoffload.lifetimes import ProgramGraph
+from hyperoffload.schedule import Compute
+
+
+def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
+    """`M_LB(T_exposed = 0)` in bytes, for the graph of an unplanned program."""
+    n = len(graph.ops)
+    if n == 0:
+        return 0
+    live = np.array(graph.timeline, dtype=np.int64)
+    prefix = np.concatenate(([0.0], np.cumsum(graph.op_time)))
+    removable = np.zeros(n + 1, dtype=np.int64)  # a difference array over ops
+    link = hardware.link(hardware.offload_tier)
+    for info in graph.values:
+        if info.buffer is None:
+            continue
+        buffer = graph.schedule.buffers[info.buffer]
+        if buffer.tier != "hbm" or buffer.kind == "constant":
+            continue
+        remote = info.tier != "hbm"
+        fetch = (hardware.link(info.tier) if remote else link).transfer_time(
+            info.bytes, True
+        )
+        store = 0.0 if remote else link.transfer_time(info.bytes, False)
+        if remote and info.uses and info.last_use < n - 1:
+            # it lives outside HBM: nothing holds it after its last use
+            removable[info.last_use + 1] += info.bytes
+            removable[n] -= info.bytes
+        for gap in info.gaps():
+            if gap.ops < 1:
+                continue
+            ops = np.arange(gap.after + 1, gap.before)
+            # compute between the end of op a and the start of op t, and from
+            # the end of op t to the start of op b
+            since = (
+                prefix[ops] - prefix[gap.after + 1] if gap.after >= 0 else prefix[ops]
+            )
+            until = prefix[gap.before] - prefix[ops + 1]
+            out = ops[(since >= store) & (until >= fetch)]
+            if out.size:
+                removable[out[0]] += info.bytes
+                removable[out[-1] + 1] -= info.bytes
+    bound = live - np.cumsum(removable)[:n]
+    largest_working_set = max(
+        (
+            sum(graph.schedule.buffers[b].bytes for b in {*step.reads, *step.allocs})
+            for step in graph.schedule.steps
+            if isinstance(step, Compute)
+        ),
+        default=0,
+    )
+    return int(max(int(bound.max()), largest_working_set))
