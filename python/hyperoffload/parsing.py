@@ -15,6 +15,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from math import prod
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
@@ -32,6 +33,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     RankedStructure,
     StringAttr,
+    TensorType,
 )
 from xdsl.ir import Operation
 from xdsl.parser import AttrParser, Parser
@@ -117,9 +119,14 @@ class LocatingParser(Parser):
             self._resume_from(start)
             return super().parse_dense_int_or_fp_elements_attr(type)
         value = elements[0].to_type(self, element_type)
-        single = element_type.pack([value])  # pyright: ignore[reportArgumentType]
-        count = prod(type.get_shape())
-        return DenseIntOrFPElementsAttr(type, BytesAttr(single * count))
+        one: DenseIntOrFPElementsAttr = DenseIntOrFPElementsAttr.from_list(  # pyright: ignore[reportCallIssue, reportUnknownVariableType]
+            TensorType(element_type, [1]),  # pyright: ignore[reportArgumentType]
+            [value],  # pyright: ignore[reportArgumentType]
+        )
+        single = cast(bytes, one.data.data)  # pyright: ignore[reportUnknownMemberType]
+        return DenseIntOrFPElementsAttr(
+            type, BytesAttr(single * prod(type.get_shape()))
+        )
 
     def _parse_tensor_literal_element(self) -> AttrParser._TensorLiteralElement:
         element = super()._parse_tensor_literal_element()

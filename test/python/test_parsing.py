@@ -74,3 +74,32 @@ def test_text_neither_parser_reads_gets_the_upstream_diagnostic(ctx: Context) ->
 
 def test_mlir_opt_is_found_in_the_wheel() -> None:
     assert (mlir_tools_dir() / "mlir-opt").is_file()
+
+
+def test_splat_dense_literals_are_packed_once(ctx: Context) -> None:
+    """The fast splat path gives what xDSL's element-by-element path gives."""
+    from xdsl.dialects.arith import ConstantOp
+
+    splats = [
+        "dense<1.5> : tensor<2x3xbf16>",
+        "dense<true> : tensor<4xi1>",
+        "dense<0xFF800000> : tensor<2xf32>",
+        "dense<7> : tensor<3xi64>",
+    ]
+    spelled = [
+        "dense<[[1.5, 1.5, 1.5], [1.5, 1.5, 1.5]]> : tensor<2x3xbf16>",
+        "dense<[true, true, true, true]> : tensor<4xi1>",
+        "dense<[0xFF800000, 0xFF800000]> : tensor<2xf32>",
+        "dense<[7, 7, 7]> : tensor<3xi64>",
+    ]
+
+    def constants(literals: list[str]) -> list[object]:
+        body = "\n".join(
+            f"  %c{i} = arith.constant {lit}" for i, lit in enumerate(literals)
+        )
+        module = parse_mlir(
+            ctx, f"func.func @s() {{\n{body}\n  func.return\n}}", "s.mlir"
+        )
+        return [op.value for op in module.walk() if isinstance(op, ConstantOp)]
+
+    assert constants(splats) == constants(spelled)
