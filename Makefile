@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/hyperoffload-opt examples/offload_mlp.mlir
 	$(BIN)/hyperoffload-opt examples/tiny_llama_train.mlir \
-		-p 'hyperoffload-insert{hardware=ascend-910c hbm-capacity=632KB}' -o tiny_llama_train.planned.mlir
+		-p 'hyperoffload-pipeline{hardware=ascend-910c hbm-capacity=632KB}' -o tiny_llama_train.planned.mlir
 	$(BIN)/hyperoffload-sim tiny_llama_train.planned.mlir --hardware ascend-910c \
 		--hbm-capacity 632KB --policy all --execute --plot timeline.png
 
@@ -40,9 +40,10 @@ lint: $(STAMP)
 irdl: $(STAMP)
 	$(BIN)/hyperoffload-export-irdl
 
-## Interpreter throughput (steps/s against a trivial loop over the same steps).
+## Interpreter throughput, then ours against every peer (docs/benchmarks.md).
 bench: $(STAMP)
 	$(BIN)/python bench/sim_throughput.py
+	$(BIN)/python bench/offload_bench.py --all
 
 clean:
 	rm -rf $(VENV) build *.egg-info python/*.egg-info .pytest_cache .ruff_cache
