@@ -20,7 +20,7 @@ func.func @f(%w: !hyperoffload.remote<tensor<64x64xf32>> {hyperoffload.tier = #h
 """
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -38,9 +38,11 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
     Tier,
 )
-from hyperoffload.hardware import load_hardware
+from hyperoffload.extract import extract_schedule
+from hyperoffload.hardware import Hardware, load_hardware
 from hyperoffload.lifetimes import CATEGORIES, ProgramGraph
-from hyperoffload.planner import PlanError, PlanOptions, ValuePlan, plan_offload
+from hyperoffload.planner import Plan, PlanError, PlanOptions, ValuePlan, plan_offload
+from hyperoffload.simulator import simulate
 from hyperoffload.units import parse_duration, parse_size
 
 
@@ -133,7 +135,15 @@ def _apply_value(
         placement.place_before(fetch_at, prefetch)
         placement.replace_uses(reader, prefetch.result, gap.before, end)
         reader = current = prefetch.result
-    if current is not None and plan.gaps and info.last_use < end - 1:
+    # a copy brought back for the last time is released after its last use,
+    # unless it stands for an untagged argument (in HBM at return for the caller)
+    untagged_argument = info.producer < 0 and not plan.initially_out
+    if (
+        current is not None
+        and plan.gaps
+        and info.last_use < end - 1
+        and not untagged_argument
+    ):
         placement.place_after(info.last_use, DetachOp(current))
 
 
@@ -172,25 +182,54 @@ class InsertPass(ModulePass):
                 categories=categories,
                 prefetch_distance=self.prefetch_distance,
             )
-            costs = CostModel(hardware)
             for function in [f for f in op.walk() if isinstance(f, FuncOp)]:
-                if function.is_declaration:
-                    continue
-                graph = ProgramGraph.build(function, costs)
-                plan = plan_offload(graph, hardware, options)
-                if not plan.met:
-                    print(
-                        f"hyperoffload-insert: warning: @{function.sym_name.data}: "
-                        f"the best plan found peaks at {plan.peak_after} B, above the "
-                        f"target of {options.target} B",
-                        file=sys.stderr,
-                    )
-                placement = _Placement(graph.ops, lazy=self.detach == "lazy")
-                for value_plan in plan.values:
-                    _apply_value(
-                        value_plan, function, placement, self.prefetch_distance
-                    )
-                placement.apply(Rewriter())
-                function.update_function_type()
+                if not function.is_declaration:
+                    self._function(function, hardware, options)
         except (PlanError, ValueError) as err:
             raise PassFailedException(str(err)) from None
+
+    def _function(
+        self, function: FuncOp, hardware: Hardware, options: PlanOptions
+    ) -> None:
+        """
+        Plan and insert; if the result peaks above the function as it was (the
+        planner's estimate and the IR can disagree, e.g. on in-place writes),
+        keep only the moves the rules require.
+        """
+        costs = CostModel(hardware)
+        before = simulate(
+            extract_schedule(function, costs), hardware, None, record=False
+        )
+        backup = function.clone()
+        plan = self._insert(function, hardware, options, costs)
+        after = simulate(
+            extract_schedule(function, costs), hardware, None, record=False
+        )
+        if after.peak_hbm_bytes > before.peak_hbm_bytes and plan.optional:
+            Rewriter.replace_op(function, backup)
+            plan = self._insert(
+                backup, hardware, replace(options, optional=False), costs
+            )
+        if not plan.met:
+            print(
+                f"hyperoffload-insert: warning: @{function.sym_name.data}: the best "
+                f"plan found peaks at {plan.peak_after} B, above the target of "
+                f"{options.target} B",
+                file=sys.stderr,
+            )
+
+    def _insert(
+        self,
+        function: FuncOp,
+        hardware: Hardware,
+        options: PlanOptions,
+        costs: CostModel,
+    ) -> Plan:
+        graph = ProgramGraph.build(function, costs)
+        plan = plan_offload(graph, hardware, options)
+        placement = _Placement(graph.ops, lazy=self.detach == "lazy")
+        for value_plan in plan.values:
+            _apply_value(value_plan, function, placement, self.prefetch_distance)
+        placement.apply(Rewriter())
+        function.update_function_type()
+        return plan

@@ -51,6 +51,8 @@ class PlanOptions:
     categories: tuple[str, ...] = CATEGORIES
     prefetch_distance: int = 1
     """Ops between a fetch and the use it serves, at insertion."""
+    optional: bool = True
+    """Offload candidates beyond what the rules require (else only the rules)."""
 
 
 @dataclass
@@ -73,6 +75,8 @@ class Plan:
     peak_before: int = 0
     peak_after: int = 0
     met: bool = True
+    optional: bool = False
+    """Whether the plan offloads candidates beyond what the rules require."""
 
 
 def _result_tiers(graph: ProgramGraph) -> list[str | None]:
@@ -135,7 +139,7 @@ class _Planner:
         return moves
 
     def releases(self, plan: ValuePlan) -> list[tuple[int, int]]:
-        """The free after the last use of a pinned buffer (an argument) brought back."""
+        """The free after the last use of an argument living outside HBM, brought back."""
         info = plan.info
         if (
             not plan.gaps
@@ -143,8 +147,8 @@ class _Planner:
             or info.buffer is None
         ):
             return []
-        if not self.graph.schedule.buffers[info.buffer].pinned:
-            return []  # freed after its last use anyway
+        if not self.graph.schedule.buffers[info.buffer].pinned or info.tier == "hbm":
+            return []  # freed after its last use anyway, or in HBM at return
         return [(info.buffer, self.step_after(info.last_use))]
 
     def peak(self, plans: list[ValuePlan]) -> int:
@@ -237,12 +241,13 @@ class _Planner:
         plan = Plan(peak_before=self.peak([]))
         chosen = self.mandatory()
         peak = self.peak(chosen)
-        if peak > self.options.target:
+        if peak > self.options.target and self.options.optional:
             candidates = self.candidates(
                 {p.info.buffer for p in chosen if p.info.buffer is not None}
             )
             count, peak = self._smallest_prefix(chosen, candidates, peak)
             chosen = chosen + _merge(candidates[:count])
+            plan.optional = count > 0
         plan.values, plan.peak_after = chosen, peak
         plan.met = peak <= self.options.target
         return plan

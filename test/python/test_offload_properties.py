@@ -158,7 +158,7 @@ def _print(module: ModuleOp) -> str:
     return out.getvalue()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.data())
 def test_offloaded_program_verifies_and_strips_to_the_original(
     opt_main: HyperoffloadOptMain, data: st.DataObject
@@ -174,7 +174,7 @@ def test_offloaded_program_verifies_and_strips_to_the_original(
     assert _print(offloaded) == _print(original)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.data())
 def test_a_detach_before_a_use_is_rejected(
     opt_main: HyperoffloadOptMain, data: st.DataObject
