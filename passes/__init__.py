@@ -23,6 +23,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return StripPass
 
+    def get_convert_to_linalg():
+        from hyperoffload.passes.convert_to_linalg import ConvertHyperoffloadToLinalgPass
+
+        return ConvertHyperoffloadToLinalgPass
+
     def get_insert():
         from hyperoffload.passes.insert import InsertPass
 
@@ -39,6 +44,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return VerifyPass
 
     return {
+        "convert-hyperoffload-to-linalg": get_convert_to_linalg,
         "hyperoffload-insert": get_insert,
         "hyperoffload-move-window": get_move_window,
         "hyperoffload-pipeline": get_pipeline,
