@@ -27,11 +27,11 @@ class HyperoffloadOptMain(xDSLOptMain):
         from hyperoffload.dialects.hyperoffload import Hyperoffload
         from hyperoffload.xdsl_fixes import linalg_round_trip
 
-        for name, factory in Universe.get_multiverse().all_dialects.items():
-            self.ctx.register_dialect(
-                name, linalg_round_trip if name == "linalg" else factory
-            )
-        self.ctx.register_dialect(Hyperoffload.name, lambda: Hyperoffload)
+        dialects = dict(Universe.get_multiverse().all_dialects)
+        dialects["linalg"] = linalg_round_trip
+        dialects.setdefault(Hyperoffload.name, lambda: Hyperoffload)  # if not installed
+        for name, factory in dialects.items():
+            self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self):
         from hyperoffload.passes import get_all_passes

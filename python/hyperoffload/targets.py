@@ -14,9 +14,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
-from hyperoffload.extract import CostModel, extract_schedule, main_function
-from hyperoffload.hardware import load_hardware
-
 
 @dataclass(frozen=True)
 class ScheduleTarget(Target):
@@ -28,6 +25,9 @@ class ScheduleTarget(Target):
     function: str | None = None
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from hyperoffload.extract import CostModel, extract_schedule, main_function
+        from hyperoffload.hardware import load_hardware
+
         hardware = load_hardware(self.hardware)
         schedule = extract_schedule(
             main_function(module, self.function), CostModel(hardware)
