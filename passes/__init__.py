@@ -24,7 +24,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return StripPass
 
     def get_convert_to_linalg():
-        from hyperoffload.passes.convert_to_linalg import ConvertHyperoffloadToLinalgPass
+        from hyperoffload.passes.convert_to_linalg import (
+            ConvertHyperoffloadToLinalgPass,
+        )
 
         return ConvertHyperoffloadToLinalgPass
 
