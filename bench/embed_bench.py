@@ -32,35 +32,39 @@ def best_of(runs: int, work: Any) -> float:
     return min(times)
 
 
-def main() -> None:
+def measure(path: Path, target: str) -> tuple[float, float, float]:
+    """Seconds for the embedded pipeline, mlir-opt parse+print, bindings parse+print."""
     ir: Any = import_module("mlir.ir")
     passmanager: Any = import_module("mlir.passmanager")
-    mlir_opt = mlir_tools_dir() / "mlir-opt"
-    print("| program | embedded pipeline | mlir-opt parse+print | ratio | bindings parse+print |")
+    with ir.Context() as context:
+        upstream = hyperoffload.to_upstream(path.read_text(), context)
+        generic: str = upstream.operation.get_asm(print_generic_op_form=True)
+
+        def embedded() -> None:
+            module = ir.Module.parse(generic)
+            pass_manager = passmanager.PassManager.parse("builtin.module(canonicalize)")
+            hyperoffload.add_to_pass_manager(pass_manager, hbm_capacity=target)
+            pass_manager.run(module.operation)
+
+        embedded_s = best_of(3, embedded)
+        bindings_s = best_of(3, lambda: str(ir.Module.parse(generic)))
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir") as file:
+        file.write(generic)
+        file.flush()
+        irdl = ROOT / "dialects" / "hyperoffload.irdl.mlir"
+        mlir_opt = mlir_tools_dir() / "mlir-opt"
+        command = [str(mlir_opt), f"--irdl-file={irdl}", file.name, "-o", "/dev/null"]
+        mlir_opt_s = best_of(3, lambda: subprocess.run(command, check=True))
+    return embedded_s, mlir_opt_s, bindings_s
+
+
+def main() -> None:
+    print(
+        "| program | embedded pipeline | mlir-opt parse+print | ratio | bindings parse+print |"
+    )
     print("| --- | --- | --- | --- | --- |")
     for name, (path, target) in PROGRAMS.items():
-        with ir.Context() as context:
-            generic = hyperoffload.to_upstream(path.read_text(), context).operation.get_asm(
-                print_generic_op_form=True
-            )
-
-            def embedded() -> None:
-                module = ir.Module.parse(generic)
-                pass_manager = passmanager.PassManager.parse("builtin.module(canonicalize)")
-                hyperoffload.add_to_pass_manager(pass_manager, hbm_capacity=target)
-                pass_manager.run(module.operation)
-
-            def bindings() -> None:
-                str(ir.Module.parse(generic))
-
-            embedded_s = best_of(3, embedded)
-            bindings_s = best_of(3, bindings)
-        with tempfile.NamedTemporaryFile("w", suffix=".mlir") as file:
-            file.write(generic)
-            file.flush()
-            irdl = ROOT / "dialects" / "hyperoffload.irdl.mlir"
-            command = [str(mlir_opt), f"--irdl-file={irdl}", file.name, "-o", "/dev/null"]
-            mlir_opt_s = best_of(3, lambda: subprocess.run(command, check=True))
+        embedded_s, mlir_opt_s, bindings_s = measure(path, target)
         print(
             f"| {name} | {embedded_s:.3f} s | {mlir_opt_s:.3f} s | "
             f"{embedded_s / mlir_opt_s:.1f}x | {bindings_s:.3f} s |"

@@ -12,13 +12,14 @@ def format_parse_error(err: ParseError) -> str:
     return "\n".join([f"{err.span.get_location()}: error: {err.msg}", *context])
 
 
-def run_reporting_errors(tool: str, run: Callable[[], object]) -> int:
+def run_reporting_errors(tool: str, run: Callable[[], int | None]) -> int:
     """
     Run a tool's main function; report user errors on stderr and return the
-    exit status (0 on success, 1 on a diagnostic, 2 on an internal error).
+    exit status (the function's own, 0 if it returns None; 1 on a diagnostic,
+    2 on an internal error).
     """
     try:
-        run()
+        status = run()
     except ParseError as err:
         print(format_parse_error(err), file=sys.stderr)
         return 1
@@ -37,4 +38,4 @@ def run_reporting_errors(tool: str, run: Callable[[], object]) -> int:
             file=sys.stderr,
         )
         return 2
-    return 0
+    return status or 0

@@ -176,13 +176,7 @@ def _run(args: Sequence[str] | None) -> int:
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    status = 0
-
-    def run() -> None:
-        nonlocal status
-        status = _run(args)
-
-    return run_reporting_errors("hyperoffload-sim", run) or status
+    return run_reporting_errors("hyperoffload-sim", lambda: _run(args))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ interpreter, and never peaks above the unmodified program.
 from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.diagnostics import verify_module
@@ -18,6 +19,8 @@ from hyperoffload.parsing import parse_mlir
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.move_window import MoveWindowPass
 from hyperoffload.policies import PolicyOptions, run_policy
+from hyperoffload.schedule import Schedule
+from hyperoffload.simulator import SimResult
 from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
 
 T = "tensor<8x8xf32>"
@@ -85,6 +88,15 @@ def programs(draw: st.DrawFn) -> str:
 HARDWARE = load_hardware("ascend-910c")
 
 
+def _reference(module: ModuleOp, fraction: float) -> tuple[Schedule, SimResult, int]:
+    """The unmodified schedule, its `none` run, and a target between the largest
+    single-op working set and the unconstrained peak."""
+    _, stripped, _ = program_schedules(module, HARDWARE)
+    none = run_policy("none", stripped, stripped, HARDWARE, None, PolicyOptions())
+    lowest = none.bound_peak_bytes
+    return stripped, none, int(lowest + fraction * (none.peak_hbm_bytes - lowest))
+
+
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(programs(), st.floats(0.0, 1.0))
 def test_insertion_keeps_values_residency_and_peak(
@@ -92,11 +104,7 @@ def test_insertion_keeps_values_residency_and_peak(
 ) -> None:
     ctx: Context = opt_main.ctx.clone()
     original = parse_mlir(ctx, text, "random.mlir")
-    _, stripped, _ = program_schedules(original, HARDWARE)
-    none = run_policy("none", stripped, stripped, HARDWARE, None, PolicyOptions())
-    # between the largest single-op working set and the unconstrained peak
-    lowest = none.bound_peak_bytes
-    target = int(lowest + fraction * (none.peak_hbm_bytes - lowest))
+    stripped, none, target = _reference(original, fraction)
     module = original.clone()
     try:
         InsertPass(hbm_capacity=target).apply(ctx, module)
@@ -121,10 +129,7 @@ def test_move_window_never_exposes_more_or_breaks_the_target(
 ) -> None:
     ctx: Context = opt_main.ctx.clone()
     module = parse_mlir(ctx, text, "random.mlir")
-    _, stripped, _ = program_schedules(module, HARDWARE)
-    none = run_policy("none", stripped, stripped, HARDWARE, None, PolicyOptions())
-    lowest = none.bound_peak_bytes
-    target = int(lowest + fraction * (none.peak_hbm_bytes - lowest))
+    stripped, _, target = _reference(module, fraction)
     try:
         InsertPass(hbm_capacity=target).apply(ctx, module)
     except PassFailedException:
