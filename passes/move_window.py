@@ -46,6 +46,12 @@ class _Skeleton:
         self.body = list(block.ops)
         self.ops = [op for op in self.body if not isinstance(op, OFFLOAD_OPS)]
         self.index = {op: i for i, op in enumerate(self.ops)}
+        # for every body op, the skeleton index of the first skeleton op at or after it
+        self._next: dict[Operation, int] = {}
+        following = len(self.ops)
+        for op in reversed(self.body):
+            following = self.index.get(op, following)
+            self._next[op] = following
 
     def holder(self, op: Operation) -> int | None:
         """Skeleton index of the skeleton op holding `op` (None: an offload op)."""
@@ -61,11 +67,7 @@ class _Skeleton:
 
     def before(self, op: Operation) -> int:
         """Skeleton index of the first skeleton op after `op` in the body."""
-        position = self.body.index(op)
-        for later in self.body[position:]:
-            if later in self.index:
-                return self.index[later]
-        return len(self.ops)
+        return self._next[op]
 
     def anchor_of_value(self, op: Operation) -> int:
         """The skeleton op after which the value `op` reads exists (-1: entry)."""
