@@ -255,7 +255,11 @@ class _Planner:
     def _smallest_prefix(
         self, chosen: list[ValuePlan], candidates: list[ValuePlan], peak: int
     ) -> tuple[int, int]:
-        """The fewest top candidates whose moves bring the peak to the target."""
+        """
+        The fewest top candidates whose moves bring the peak to the target (a
+        bisection: the peak falls roughly as more are taken); if no prefix
+        tried meets it, the tried prefix with the lowest peak.
+        """
         best = (0, peak)
         low, high = 1, len(candidates)
         while low <= high:
