@@ -1,0 +1,303 @@
+"""
+The model zoo in PyTorch: a LLaMA-family decoder (RMSNorm, RoPE, GQA,
+SwiGLU), a GPT-family decoder (LayerNorm, learned positions, MHA, GELU tanh)
+and DeepSeek-style MoE layers (router, top-k routed experts, shared expert).
+
+Every model maps `(tokens, past, offset)` to `(logits, cache)`: `past` holds
+one `(k, v)` pair per layer of shape `(batch, kv_heads, past_len, head_dim)`
+(or is None), `offset` is the position of the first token, and `cache` is
+the `(k, v)` pairs extended by the new tokens. Nothing is stored in buffers:
+RoPE tables, positions and masks are computed in the graph, so every tensor
+an exported program reads is a function argument.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from hyperoffload.frontend.configs import ModelConfig
+
+KV = tuple[Tensor, Tensor]
+
+
+# ------------------------------------------------------------------ building blocks
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: Tensor) -> Tensor:
+        scale = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return x * scale * self.weight
+
+
+def rope_tables(
+    cfg: ModelConfig, offset: int, seq: int, device: torch.device
+) -> tuple[Tensor, Tensor]:
+    """cos/sin of shape (seq, head_dim) for positions offset.., computed in-graph."""
+    half = cfg.head_dim // 2
+    idx = torch.arange(half, device=device, dtype=torch.float32)
+    inv_freq = torch.exp(idx * (-2.0 * math.log(cfg.rope_theta) / cfg.head_dim))
+    if offset == 0:
+        pos = torch.arange(seq, device=device, dtype=torch.float32)
+    else:
+        pos = torch.arange(offset, offset + seq, device=device, dtype=torch.float32)
+    angles = pos[:, None] * inv_freq[None, :]
+    angles = torch.cat([angles, angles], dim=-1)
+    return torch.cos(angles), torch.sin(angles)
+
+
+def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    """Rotate-half RoPE on x of shape (batch, heads, seq, head_dim)."""
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * cos + rotated * sin
+
+
+def causal_mask(offset: int, seq: int, device: torch.device) -> Tensor | None:
+    """(seq, offset + seq) booleans, True where attention is allowed; None if all."""
+    if seq == 1:
+        return None
+    if offset == 0:
+        pos = torch.arange(seq, device=device)
+        return pos[:, None] >= pos[None, :]
+    queries = torch.arange(offset, offset + seq, device=device)
+    keys = torch.arange(offset + seq, device=device)
+    return queries[:, None] >= keys[None, :]
+
+
+def one_hot(indices: Tensor, num_classes: int, dtype: torch.dtype) -> Tensor:
+    """One-hot by comparison with an arange (plain linalg, no scatter)."""
+    classes = torch.arange(num_classes, device=indices.device)
+    return (indices.unsqueeze(-1) == classes).to(dtype)
+
+
+class Attention(nn.Module):
+    """Multi-head attention with grouped KV heads (GQA; MHA when equal)."""
+
+    def __init__(self, cfg: ModelConfig, bias: bool = False) -> None:
+        super().__init__()
+        self.cfg = cfg
+        d, hd = cfg.hidden, cfg.head_dim
+        self.wq = nn.Linear(d, cfg.n_heads * hd, bias=bias)
+        self.wk = nn.Linear(d, cfg.n_kv_heads * hd, bias=bias)
+        self.wv = nn.Linear(d, cfg.n_kv_heads * hd, bias=bias)
+        self.wo = nn.Linear(cfg.n_heads * hd, d, bias=bias)
+
+    def _heads(self, x: Tensor, n: int) -> Tensor:
+        b, s, _ = x.shape
+        return x.reshape(b, s, n, self.cfg.head_dim).transpose(1, 2)
+
+    def _repeat_kv(self, x: Tensor) -> Tensor:
+        """GQA: (b, kv, s, hd) -> (b, heads, s, hd) via expand (no gather)."""
+        b, kv, s, hd = x.shape
+        rep = self.cfg.n_heads // kv
+        return x[:, :, None].expand(b, kv, rep, s, hd).reshape(b, kv * rep, s, hd)
+
+    def forward(
+        self,
+        x: Tensor,
+        rope: tuple[Tensor, Tensor] | None,
+        mask: Tensor | None,
+        past: KV | None,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        cfg = self.cfg
+        b, s, _ = x.shape
+        q = self._heads(self.wq(x), cfg.n_heads)
+        if rope is not None:
+            q = apply_rope(q, *rope)
+        k = self._heads(self.wk(x), cfg.n_kv_heads)
+        if rope is not None:
+            k = apply_rope(k, *rope)
+        v = self._heads(self.wv(x), cfg.n_kv_heads)
+        if past is not None:
+            k = torch.cat([past[0], k], dim=2)
+            v = torch.cat([past[1], v], dim=2)
+        kr, vr = self._repeat_kv(k), self._repeat_kv(v)
+        scores = q @ kr.transpose(-2, -1) * (1.0 / math.sqrt(cfg.head_dim))
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ vr
+        out = out.transpose(1, 2).reshape(b, s, cfg.n_heads * cfg.head_dim)
+        return self.wo(out), k, v
+
+
+class FeedForward(nn.Module):
+    """SwiGLU: w2(silu(w1 x) * w3 x)."""
+
+    def __init__(self, hidden: int, ffn_hidden: int) -> None:
+        super().__init__()
+        self.w1 = nn.Linear(hidden, ffn_hidden, bias=False)
+        self.w2 = nn.Linear(ffn_hidden, hidden, bias=False)
+        self.w3 = nn.Linear(hidden, ffn_hidden, bias=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+def top_k_mask(scores: Tensor, k: int) -> Tensor:
+    """
+    1.0 at the k largest scores of each row, else 0.0: k rounds of argmax and
+    one-hot masking (`torch.topk` would lower to `tm_tensor.sort`).
+    """
+    n = scores.shape[-1]
+    remaining = scores
+    chosen = torch.zeros_like(scores)
+    for _ in range(k):
+        hot = one_hot(remaining.argmax(-1), n, scores.dtype)
+        chosen = chosen + hot
+        remaining = remaining.masked_fill(hot > 0, float("-inf"))
+    return chosen
+
+
+class MoE(nn.Module):
+    """
+    DeepSeek-style MoE FFN: sigmoid router scores, the top-k routed experts
+    weighted by their normalized scores, plus shared experts every token
+    uses. Routed experts run densely on every token and are masked by the
+    gates (static shapes; each expert's weights stay separate arguments).
+    """
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.top_k = cfg.top_k
+        self.gate = nn.Linear(cfg.hidden, cfg.n_experts, bias=False)
+        self.experts = nn.ModuleList(
+            FeedForward(cfg.hidden, cfg.expert_ffn) for _ in range(cfg.n_experts)
+        )
+        self.shared = nn.ModuleList(
+            FeedForward(cfg.hidden, cfg.expert_ffn) for _ in range(cfg.n_shared_experts)
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        b, s, d = x.shape
+        flat = x.reshape(b * s, d)
+        scores = torch.sigmoid(self.gate(flat))
+        weights = scores * top_k_mask(scores.detach(), self.top_k)
+        gates = weights / weights.sum(-1, keepdim=True)
+        out = torch.zeros_like(flat)
+        for shared in self.shared:
+            out = out + shared(flat)
+        for e, expert in enumerate(self.experts):
+            out = out + expert(flat) * gates[:, e : e + 1]
+        return out.reshape(b, s, d)
+
+
+# ----------------------------------------------------------------------- families
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, cfg: ModelConfig, moe: bool) -> None:
+        super().__init__()
+        self.attention_norm = RMSNorm(cfg.hidden, cfg.norm_eps)
+        self.attention = Attention(cfg)
+        self.ffn_norm = RMSNorm(cfg.hidden, cfg.norm_eps)
+        self.feed_forward: nn.Module = (
+            MoE(cfg) if moe else FeedForward(cfg.hidden, cfg.ffn_hidden)
+        )
+
+    def forward(
+        self,
+        x: Tensor,
+        rope: tuple[Tensor, Tensor],
+        mask: Tensor | None,
+        past: KV | None,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        attn, k, v = self.attention(self.attention_norm(x), rope, mask, past)
+        x = x + attn
+        return x + self.feed_forward(self.ffn_norm(x)), k, v
+
+
+class Llama(nn.Module):
+    """LLaMA-family decoder; the `moe` family swaps FFNs for `MoE` layers."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        moe = cfg.family == "moe"
+        self.tok_embeddings = nn.Embedding(cfg.vocab_size, cfg.hidden)
+        self.layers = nn.ModuleList(
+            LlamaBlock(cfg, moe and i >= cfg.n_dense_layers)
+            for i in range(cfg.n_layers)
+        )
+        self.norm = RMSNorm(cfg.hidden, cfg.norm_eps)
+        self.output = nn.Linear(cfg.hidden, cfg.vocab_size, bias=False)
+
+    def forward(
+        self, tokens: Tensor, past: list[KV] | None = None, offset: int = 0
+    ) -> tuple[Tensor, list[KV]]:
+        x = self.tok_embeddings(tokens)
+        seq = tokens.shape[1]
+        cos, sin = (t.to(x.dtype) for t in rope_tables(self.cfg, offset, seq, x.device))
+        mask = causal_mask(offset, seq, x.device)
+        cache: list[KV] = []
+        for i, layer in enumerate(self.layers):
+            x, k, v = layer(x, (cos, sin), mask, None if past is None else past[i])
+            cache.append((k, v))
+        return self.output(self.norm(x)), cache
+
+
+class GPTMLP(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.c_fc = nn.Linear(cfg.hidden, cfg.ffn_hidden)
+        self.c_proj = nn.Linear(cfg.ffn_hidden, cfg.hidden)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(cfg.hidden, eps=cfg.norm_eps)
+        self.attn = Attention(cfg, bias=True)
+        self.ln_2 = nn.LayerNorm(cfg.hidden, eps=cfg.norm_eps)
+        self.mlp = GPTMLP(cfg)
+
+    def forward(
+        self, x: Tensor, mask: Tensor | None, past: KV | None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        attn, k, v = self.attn(self.ln_1(x), None, mask, past)
+        x = x + attn
+        return x + self.mlp(self.ln_2(x)), k, v
+
+
+class GPT(nn.Module):
+    """GPT-family decoder: learned positions, pre-LayerNorm, MHA, GELU (tanh)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.hidden)
+        self.wpe = nn.Embedding(cfg.max_positions, cfg.hidden)
+        self.layers = nn.ModuleList(GPTBlock(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.hidden, eps=cfg.norm_eps)
+        self.lm_head = nn.Linear(cfg.hidden, cfg.vocab_size, bias=False)
+
+    def forward(
+        self, tokens: Tensor, past: list[KV] | None = None, offset: int = 0
+    ) -> tuple[Tensor, list[KV]]:
+        seq = tokens.shape[1]
+        positions = torch.arange(offset, offset + seq, device=tokens.device)
+        x = self.wte(tokens) + self.wpe(positions)[None]
+        mask = causal_mask(offset, seq, x.device)
+        cache: list[KV] = []
+        for i, layer in enumerate(self.layers):
+            x, k, v = layer(x, mask, None if past is None else past[i])
+            cache.append((k, v))
+        return self.lm_head(self.ln_f(x)), cache
+
+
+def build_model(cfg: ModelConfig) -> nn.Module:
+    """The family's module for `cfg` (on the current default device, f32)."""
+    if cfg.family == "gpt":
+        return GPT(cfg)
+    return Llama(cfg)
