@@ -31,6 +31,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
+from hyperoffload.extract import ExtractionError, main_function
 from hyperoffload.tools.command_line import run_reporting_errors
 
 TOOL = "hyperoffload-check"
@@ -87,16 +88,10 @@ def _generic(module: ModuleOp) -> str:
 
 
 def _function(module: ModuleOp, name: str | None, file_name: str) -> FuncOp:
-    for op in module.walk():
-        if not isinstance(op, FuncOp) or op.is_declaration:
-            continue
-        visibility = op.sym_visibility
-        if name is None and (visibility is None or visibility.data == "public"):
-            return op
-        if op.sym_name.data == name:
-            return op
-    what = f"function @{name}" if name is not None else "public function with a body"
-    raise CheckError(f"{file_name}: error: no {what} to check")
+    try:
+        return main_function(module, name)
+    except ExtractionError as err:
+        raise CheckError(f"{file_name}: error: {err} to check") from None
 
 
 def _pipeline(

@@ -67,7 +67,7 @@ def main_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
             if name is not None and op.sym_name.data == name:
                 return op
     raise ExtractionError(
-        f"no function {'@' + name if name else 'with a body'} in the module"
+        f"no function @{name}" if name else "no public function with a body"
     )
 
 

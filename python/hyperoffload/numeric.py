@@ -81,6 +81,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
 )
 from hyperoffload.dialects.residency import describe
+from hyperoffload.extract import ExtractionError, main_function
 from hyperoffload.passes.strip import StripPass
 
 Value: TypeAlias = npt.NDArray[Any]
@@ -838,16 +839,10 @@ def _invoke(
 
 
 def _find_function(module: ModuleOp, name: str | None) -> FuncOp:
-    for op in module.walk():
-        if not isinstance(op, FuncOp) or op.is_declaration:
-            continue
-        visibility = op.sym_visibility
-        if name is None and (visibility is None or visibility.data == "public"):
-            return op
-        if op.sym_name.data == name:
-            return op
-    what = f"function @{name}" if name is not None else "public function with a body"
-    raise _error(module, f"no {what} to evaluate")
+    try:
+        return main_function(module, name)
+    except ExtractionError as err:
+        raise _error(module, f"{err} to evaluate") from None
 
 
 def _random_array(rng: np.random.Generator, type_: Attribute) -> Value:
