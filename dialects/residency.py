@@ -58,7 +58,7 @@ def describe(value: SSAValue) -> str:
     return f"%{value.name_hint}" if value.name_hint else f"a value of type {value.type}"
 
 
-def _ancestor_in(block: Block, op: Operation) -> Operation | None:
+def ancestor_in(block: Block, op: Operation) -> Operation | None:
     """The op of `block` that is `op` or contains it, if any."""
     current: Operation | None = op
     while current is not None and current.parent_block() is not block:
@@ -113,7 +113,7 @@ def _check_detaches(block: Block, error: ErrorFactory) -> None:
     for detach in detaches:
         value = detach.value
         users = [
-            (use.operation, _ancestor_in(block, use.operation)) for use in value.uses
+            (use.operation, ancestor_in(block, use.operation)) for use in value.uses
         ]
         persisted = any(
             isinstance(user, StoreOp)

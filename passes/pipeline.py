@@ -54,17 +54,22 @@ class PipelinePass(ModulePass):
     max_slowdown: float | None = None
 
     def plan(self, ctx: Context, op: ModuleOp, capacity: str | int | None) -> None:
+        """Insert, move-window and verify for one HBM target."""
         InsertPass(
-            self.hardware,
-            capacity,
-            self.min_bytes,
-            self.min_gap,
-            self.categories,
-            self.prefetch_distance,
-            self.detach,
+            hardware=self.hardware,
+            hbm_capacity=capacity,
+            min_bytes=self.min_bytes,
+            min_gap=self.min_gap,
+            categories=self.categories,
+            prefetch_distance=self.prefetch_distance,
+            detach=self.detach,
         ).apply(ctx, op)
         MoveWindowPass(
-            self.hardware, capacity, self.alpha, self.beta, self.max_inflight
+            hardware=self.hardware,
+            hbm_capacity=capacity,
+            alpha=self.alpha,
+            beta=self.beta,
+            max_inflight=self.max_inflight,
         ).apply(ctx, op)
         verify_module(op)
 

@@ -26,7 +26,7 @@ from xdsl.ir import Operation, SSAValue
 
 from hyperoffload.cost import CostModel, tensor_bytes, tensor_type
 from hyperoffload.dialects.hyperoffload import TIER_ARG_ATTR, RemoteType, TierAttr
-from hyperoffload.dialects.residency import describe
+from hyperoffload.dialects.residency import ancestor_in, describe
 from hyperoffload.extract import extract
 from hyperoffload.schedule import Compute, Free, Schedule, Transfer
 
@@ -173,7 +173,7 @@ class ProgramGraph:
         for info in values:
             uses: set[int] = set()
             for use in info.value.uses:
-                holder = _top_level(use.operation, function)
+                holder = ancestor_in(function.body.block, use.operation)
                 if holder is not None:
                     uses.add(position[holder])
                     info.returned |= isinstance(holder, func.ReturnOp)
@@ -185,14 +185,6 @@ class ProgramGraph:
                 if b > a
             ]
         return graph
-
-
-def _top_level(op: Operation, function: func.FuncOp) -> Operation | None:
-    block = function.body.block
-    current: Operation | None = op
-    while current is not None and current.parent_block() is not block:
-        current = current.parent_op()
-    return current
 
 
 def _timeline(
