@@ -13,14 +13,19 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 ## Parse, verify and print the default example (a two-layer MLP that offloads),
-## then plan the tiny LLaMA training step for 60% of its HBM peak and simulate
-## the plan beside every other memory policy.
+## then the real thing end to end: export the LLaMA-3-8B training step (32
+## layers, seq 2048, bf16) from PyTorch, plan it for 36 GB of HBM on the
+## Ascend 910C preset, and simulate the plan beside every other memory policy.
 run: $(STAMP)
 	$(BIN)/hyperoffload-opt examples/offload_mlp.mlir
-	$(BIN)/hyperoffload-opt examples/tiny_llama_train.mlir \
-		-p 'hyperoffload-pipeline{hardware=ascend-910c hbm-capacity=632KB}' -o tiny_llama_train.planned.mlir
-	$(BIN)/hyperoffload-sim tiny_llama_train.planned.mlir --hardware ascend-910c \
-		--hbm-capacity 632KB --policy all --execute --plot timeline.png
+	mkdir -p build
+	$(BIN)/hyperoffload-gen llama3-8b --mode train --layers 32 --seq 2048 --dtype bf16 \
+		-o build/llama3_8b_train.mlir
+	$(BIN)/hyperoffload-opt build/llama3_8b_train.mlir \
+		-p 'hyperoffload-pipeline{hardware=ascend-910c hbm-capacity=36GB}' \
+		-o build/llama3_8b_train.planned.mlir
+	$(BIN)/hyperoffload-sim build/llama3_8b_train.planned.mlir --hardware ascend-910c \
+		--hbm-capacity 36GB --policy all --plot timeline.png
 
 ## All tests: lit/FileCheck, pytest, then ruff and pyright.
 test: lit pytest lint
@@ -40,10 +45,11 @@ lint: $(STAMP)
 irdl: $(STAMP)
 	$(BIN)/hyperoffload-export-irdl
 
-## Interpreter throughput, then ours against every peer (docs/benchmarks.md).
+## Interpreter throughput, then the default suite: ours against every peer and
+## the seeds' figures (docs/benchmarks.md; about 15 minutes on 2 cores).
 bench: $(STAMP)
 	$(BIN)/python bench/sim_throughput.py
-	$(BIN)/python bench/offload_bench.py --all
+	$(BIN)/hyperoffload-bench --suite default -o docs/benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info python/*.egg-info .pytest_cache .ruff_cache

@@ -5,6 +5,8 @@ rules). Ops are placed at their initial positions: a store right after the
 producer, a detach right after the use before the gap (`detach=eager`) or
 right before the fetch (`detach=lazy`), a prefetch `prefetch-distance` ops
 before the use after the gap; `hyperoffload-move-window` refines them.
+With `place-arguments=true`, a tagged argument the plan keeps in HBM for the
+whole call stays a tensor and its attribute becomes `#hyperoffload.tier<hbm>`.
 
 ```mlir
 func.func @f(%w: tensor<64x64xf32> {hyperoffload.tier = #hyperoffload.tier<remote>}, ...)
@@ -21,26 +23,29 @@ func.func @f(%w: !hyperoffload.remote<tensor<64x64xf32>> {hyperoffload.tier = #h
 
 import sys
 from dataclasses import dataclass, replace
+from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.cost import CostModel
 from hyperoffload.dialects.hyperoffload import (
+    TIER_ARG_ATTR,
     DetachOp,
     PrefetchOp,
     RemoteType,
     StoreOp,
     Tier,
+    TierAttr,
 )
 from hyperoffload.extract import extract_schedule
 from hyperoffload.hardware import Hardware, load_hardware
-from hyperoffload.lifetimes import CATEGORIES, ProgramGraph
+from hyperoffload.lifetimes import CATEGORIES, ProgramGraph, ValueInfo
 from hyperoffload.planner import Plan, PlanError, PlanOptions, ValuePlan, plan_offload
 from hyperoffload.simulator import simulate
 from hyperoffload.units import parse_duration, parse_size
@@ -103,8 +108,9 @@ def _apply_value(
     current: SSAValue | None
     if plan.initially_out:  # a tagged argument becomes a remote copy
         index = function.args.index(info.value)  # type: ignore[arg-type]
-        assert isinstance(info.value.type, TensorType)
-        remote = RemoteType(info.value.type, Tier(info.tier))
+        tensor = info.value.type
+        assert isinstance(tensor, TensorType)
+        remote = RemoteType(cast(TensorType[Attribute], tensor), Tier(info.tier))
         function.replace_argument_type(index, remote, Rewriter())
         handle: SSAValue = function.args[index]
         reader, current = handle, None
@@ -121,8 +127,8 @@ def _apply_value(
         assert isinstance(returned, ReturnOp)
         placement.replace_uses(info.value, handle, end - 1, end)
         return
-    for gap in plan.gaps:
-        fetch_at = max(gap.after + 1, gap.before - distance)
+    for index, gap in enumerate(plan.gaps):
+        fetch_at = plan.fetch_op(index, distance)
         prefetch = PrefetchOp(handle)
         if info.value.name_hint:
             prefetch.result.name_hint = info.value.name_hint
@@ -147,6 +153,21 @@ def _apply_value(
         placement.place_after(info.last_use, DetachOp(current))
 
 
+def _place_in_hbm(function: FuncOp, placed: list[ValueInfo]) -> None:
+    """Tag each argument of `placed` as living in HBM (the caller keeps it there)."""
+    if not placed or function.arg_attrs is None:
+        return
+    arg_attrs = list(function.arg_attrs.data)
+    for info in placed:
+        index = function.args.index(info.value)  # type: ignore[arg-type]
+        attrs = arg_attrs[index]
+        assert isinstance(attrs, DictionaryAttr)
+        arg_attrs[index] = DictionaryAttr(
+            {**attrs.data, TIER_ARG_ATTR: TierAttr(Tier.HBM)}
+        )
+    function.arg_attrs = ArrayAttr(arg_attrs)
+
+
 @dataclass(frozen=True)
 class InsertPass(ModulePass):
     """Insert offload ops so that each function's peak HBM meets `hbm-capacity`."""
@@ -162,6 +183,8 @@ class InsertPass(ModulePass):
     categories: str = ",".join(CATEGORIES)
     prefetch_distance: int = 1
     detach: str = "eager"
+    place_arguments: bool = False
+    """Decide where tagged arguments live: in their tier, or in HBM all call."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
@@ -181,6 +204,7 @@ class InsertPass(ModulePass):
                 min_gap_s=parse_duration(self.min_gap),
                 categories=categories,
                 prefetch_distance=self.prefetch_distance,
+                place_arguments=self.place_arguments,
             )
             for function in [f for f in op.walk() if isinstance(f, FuncOp)]:
                 if not function.is_declaration:
@@ -231,5 +255,6 @@ class InsertPass(ModulePass):
         for value_plan in plan.values:
             _apply_value(value_plan, function, placement, self.prefetch_distance)
         placement.apply(Rewriter())
+        _place_in_hbm(function, plan.placed)
         function.update_function_type()
         return plan

@@ -5,7 +5,8 @@ minimise `alpha * T_exposed + beta * M_peak` (the seeds' Algorithm 1).
 Windows: a `prefetch` may go anywhere after the remote copy it reads exists
 (after the `store` that makes it, or the function start for an argument) and
 before its first consumer; a `store` goes right after its producer; a
-`detach` right after the last use of its tensor. Prefetches are placed by
+`detach` right after the last use of its tensor or of a view of it (a
+`tensor.collapse_shape` shares its buffer). Prefetches are placed by
 `hyperoffload.placement`: just in time for their consumer on the link's copy
 stream, never raising the memory timeline past the target. Only offload ops
 move; compute ops keep their order. If the result would expose more transfer
@@ -24,7 +25,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, BlockArgument, Operation
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from hyperoffload.cost import CostModel, tensor_bytes
@@ -108,9 +109,15 @@ def _windows(
     return windows
 
 
-def _detach_anchor(skeleton: _Skeleton, detach: DetachOp) -> int:
-    value = detach.value
-    uses = [skeleton.holder(use.operation) for use in value.uses]
+def _detach_anchor(skeleton: _Skeleton, detach: DetachOp, costs: CostModel) -> int:
+    """The last skeleton op reading the detached value or a view of it."""
+    values: list[SSAValue] = [detach.value]
+    uses: list[int | None] = []
+    while values:
+        for use in values.pop().uses:
+            uses.append(skeleton.holder(use.operation))
+            if costs.is_view(use.operation) and use.index == 0:
+                values += use.operation.results
     last = max((u for u in uses if u is not None), default=-1)
     return max(last, skeleton.anchor_of_value(detach))
 
@@ -183,7 +190,7 @@ class MoveWindowPass(ModulePass):
                     )  # right after the producer
                     if isinstance(offload, StoreOp)
                     else (
-                        _detach_anchor(skeleton, offload) + 1,
+                        _detach_anchor(skeleton, offload, costs) + 1,
                         1,
                     )  # after the last use
                 )

@@ -6,14 +6,18 @@ With `max-slowdown` (e.g. `0.02`) it answers the question users ask: the
 smallest HBM target whose plan stays within that slowdown over running with
 unlimited HBM. It searches the target between the largest single-op working
 set and the unconstrained peak (a bisection, each step planning a copy of the
-module and simulating it), then plans the module for the target found.
+module and simulating it), then plans the module for the target found. With
+`place-arguments=true` the insertion also decides which tagged arguments
+live in HBM between calls (see `hyperoffload-insert`).
 
 ```
 hyperoffload-opt model.mlir -p 'hyperoffload-pipeline{hardware=ascend-910c max-slowdown=0.02}'
+hyperoffload-opt decode.mlir -p 'hyperoffload-pipeline{place-arguments=true max-slowdown=0.01}'
 ```
 """
 
 import sys
+from collections.abc import Callable
 from contextlib import redirect_stderr
 from dataclasses import dataclass
 from io import StringIO
@@ -30,6 +34,7 @@ from hyperoffload.lifetimes import CATEGORIES
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.move_window import MoveWindowPass
 from hyperoffload.policies import PolicyOptions, run_policy
+from hyperoffload.simulator import SimResult
 from hyperoffload.units import format_bytes
 
 _SEARCH_STEPS = 12
@@ -48,6 +53,7 @@ class PipelinePass(ModulePass):
     categories: str = ",".join(CATEGORIES)
     prefetch_distance: int = 1
     detach: str = "eager"
+    place_arguments: bool = False
     alpha: float = 1.0
     beta: float = 1.0
     max_inflight: int = 8
@@ -63,6 +69,7 @@ class PipelinePass(ModulePass):
             categories=self.categories,
             prefetch_distance=self.prefetch_distance,
             detach=self.detach,
+            place_arguments=self.place_arguments,
         ).apply(ctx, op)
         MoveWindowPass(
             hardware=self.hardware,
@@ -79,8 +86,19 @@ class PipelinePass(ModulePass):
             capacity = self.smallest_target(ctx, op, self.max_slowdown)
         self.plan(ctx, op, capacity)
 
-    def smallest_target(self, ctx: Context, op: ModuleOp, slowdown: float) -> int:
-        """The smallest HBM target whose plan runs within `slowdown` of unlimited HBM."""
+    def smallest_target(
+        self,
+        ctx: Context,
+        op: ModuleOp,
+        slowdown: float,
+        steps: int = _SEARCH_STEPS,
+        on_trial: Callable[[int, SimResult | None], None] | None = None,
+    ) -> int:
+        """
+        The smallest HBM target whose plan runs within `slowdown` of unlimited
+        HBM, planning at most `steps` targets; `on_trial` sees each target
+        tried and its simulated plan (None: no plan meets it).
+        """
         hardware = load_hardware(self.hardware, self.hbm_capacity)
         options = PolicyOptions()
         _, stripped, _ = program_schedules(op, hardware)
@@ -91,7 +109,7 @@ class PipelinePass(ModulePass):
             min(none.peak_hbm_bytes, hardware.hbm_capacity),
         )
         best = high
-        for _ in range(_SEARCH_STEPS):
+        for _ in range(steps):
             if high - low <= max(1, none.peak_hbm_bytes // 1000):
                 break
             middle = (low + high) // 2
@@ -101,9 +119,13 @@ class PipelinePass(ModulePass):
                     self.plan(ctx, trial, middle)
             except (PassFailedException, VerifyException):  # infeasible: search above
                 low = middle
+                if on_trial is not None:
+                    on_trial(middle, None)
                 continue
             planned, _, _ = program_schedules(trial, hardware)
             result = run_policy("plan", planned, stripped, hardware, middle, options)
+            if on_trial is not None:
+                on_trial(middle, result)
             if result.oom is None and result.makespan_s <= limit:
                 best = high = middle
             else:

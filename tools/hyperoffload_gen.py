@@ -6,6 +6,8 @@ MLIR (torch-mlir, traced on fake tensors: no weights are allocated).
 hyperoffload-gen llama3-8b --mode train --layers 32 --seq 2048 --dtype bf16 \\
     -o llama3_8b_train.mlir
 hyperoffload-gen tiny-moe --mode decode --kv-len 64 -o tiny_moe_decode.mlir
+hyperoffload-gen deepseek-v3 --mode prefill --layers 1 --dense-layers 0 \\
+    --seq 2048 --dtype bf16 -o deepseek_v3_moe_layer.mlir
 ```
 
 Needs the `torch` extra (`torch==2.13.0`, `torch-mlir`).
@@ -16,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hyperoffload.frontend.configs import CONFIGS, MODES, get_config
+from hyperoffload.frontend.configs import CONFIGS, MODES, TIERS, get_config
 from hyperoffload.tools.command_line import run_reporting_errors
 
 DTYPE_NAMES = ("f32", "bf16", "f16")
@@ -36,12 +38,24 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--layers", type=int, help="decoder layers (default: the model's)"
     )
+    parser.add_argument(
+        "--dense-layers",
+        type=int,
+        help="leading dense (non-MoE) layers, moe family only (default: the model's)",
+    )
     parser.add_argument("--seq", type=int, default=16, help="prompt length")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument(
         "--kv-len", type=int, default=16, help="cached positions (decode)"
     )
     parser.add_argument("--dtype", choices=DTYPE_NAMES, default="f32")
+    parser.add_argument(
+        "--tier",
+        choices=TIERS,
+        default="remote",
+        help="where parameters and KV cache live (default: %(default)s; GPU presets "
+        "offer host)",
+    )
     parser.add_argument(
         "-o", "--output", type=Path, help="output file (default: stdout)"
     )
@@ -78,7 +92,9 @@ def _run(argv: Sequence[str] | None) -> int:
         options.mode,
         shapes=shapes,
         n_layers=options.layers,
+        n_dense_layers=options.dense_layers,
         dtype=DTYPES[options.dtype],
+        tier=options.tier,
     )
     regen = "hyperoffload-gen " + " ".join(sys.argv[1:] if argv is None else list(argv))
     title = (
@@ -90,7 +106,7 @@ def _run(argv: Sequence[str] | None) -> int:
         )
         + f", {options.dtype})"
     )
-    text = header(title, regen, exported.signature) + exported.text
+    text = header(title, regen, exported.signature, options.tier) + exported.text
     if options.output is None:
         sys.stdout.write(text)
     else:

@@ -89,18 +89,26 @@ def tensor_type(value: SSAValue) -> TensorType[Attribute] | None:
     return None
 
 
+_SIZES: dict[TensorType[Attribute], int] = {}
+"""Bytes of each static tensor type seen (types are interned values)."""
+
+
 def tensor_bytes(value: SSAValue, op: Operation) -> int:
     """Bytes of a tensor value; a clear error for dynamic shapes."""
     value_type = tensor_type(value)
     if value_type is None:
         return 0
+    known = _SIZES.get(value_type)
+    if known is not None:
+        return known
     shape = value_type.get_shape()
     if any(dim < 0 for dim in shape):
         raise CostModelError(
             f"{location_of(op)}: error: cannot size {value_type} of '{op.name}': "
             "dynamic shapes are not supported (export with static shapes)"
         )
-    return prod(shape) * element_bytes(value_type.element_type)
+    _SIZES[value_type] = size = prod(shape) * element_bytes(value_type.element_type)
+    return size
 
 
 @dataclass(frozen=True)

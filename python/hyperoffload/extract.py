@@ -5,7 +5,14 @@ costed on a hardware model.
 Buffers follow bufferization: a view (`tensor.collapse_shape`,
 `tensor.extract_slice`, ...) shares its source's buffer; a linalg op writes
 in place into its `outs` operand when nothing reads that buffer afterwards;
-`tensor.empty` allocates when its first user runs. A device buffer is freed
+`tensor.empty` allocates when its first user runs. A `tensor.empty` or a
+fill (a linalg op broadcasting scalars) whose every use is the `outs` init
+of a linalg op gets no buffer: each consumer writes a fresh one (a fill
+folds into it, as a matmul with beta = 0 does), instead of one tensor living
+from its first use to its last (torch-mlir's CSE shares one empty or zero
+accumulator across all layers; bufferization would keep it and copy it per
+use, which no eager framework does). An approximation: such a fill costs
+nothing. A device buffer is freed
 after its last use, or at its `hyperoffload.detach`; arguments, constants and
 results stay. A `prefetch` is a transfer to the device, waited for by its
 first reader; a `store` is a transfer from the device.
@@ -102,6 +109,7 @@ class _Extractor:
         self.producer: dict[SSAValue, int] = {}  # value -> compute index that wrote it
         self.compute_of_op: dict[int, int] = {}  # top-level op index -> compute index
         self.forward_end: int | None = None
+        self.fresh: set[SSAValue] = set()  # inits each consumer writes afresh
 
     def new_buffer(
         self, value: SSAValue, nbytes: int, tier: str, kind: BufferKind, **extra: object
@@ -212,6 +220,11 @@ class _Extractor:
                     op.result, nbytes, "hbm", "constant", pinned=True, initial=True
                 )
             return
+        if (isinstance(op, tensor.EmptyOp) or _is_fill(op)) and _only_inits(
+            op.results[0]
+        ):
+            self.fresh.add(op.results[0])
+            return
         if isinstance(op, tensor.EmptyOp):
             buffer = self.new_buffer(
                 op.results[0], tensor_bytes(op.results[0], op), "hbm", "activation"
@@ -232,6 +245,8 @@ class _Extractor:
         reads: list[int] = []
         allocs: list[int] = []
         for operand in _outer_operands(op):
+            if operand in self.fresh:  # the op writes its result into a new buffer
+                continue
             buffer = self.buffer_of.get(operand)
             if buffer is None or buffer in reads:
                 continue
@@ -331,6 +346,30 @@ class Extraction:
     """The device buffer (or copy) each tensor value lives in."""
     compute_of_op: dict[int, int]
     """Top-level op index -> index of its compute step (ops with a step only)."""
+
+
+def _is_fill(op: Operation) -> bool:
+    """A linalg op broadcasting scalars (`linalg.fill`, or its generic form)."""
+    return (
+        isinstance(op, LinalgStructuredOperation)
+        and len(op.results) == 1
+        and all(tensor_type(v) is None for v in op.inputs)
+    )
+
+
+def _only_inits(value: SSAValue) -> bool:
+    """Every use of `value` is the `outs` init (and not an input) of a linalg op."""
+    block = value.owner.parent_block() if isinstance(value.owner, Operation) else None
+    for use in value.uses:
+        user = use.operation
+        if (
+            not isinstance(user, LinalgStructuredOperation)
+            or user.parent_block() is not block
+        ):
+            return False
+        if value not in user.outputs or value in user.inputs:
+            return False
+    return block is not None and any(True for _ in value.uses)
 
 
 def extract(function: func.FuncOp, costs: CostModel) -> Extraction:

@@ -17,16 +17,36 @@ Rules (from the HyperOffload seeds):
   store and fetch hide in the gap first, and taken only until the simulated
   peak meets the target.
 
+With `place_arguments`, the first rule becomes a choice: where each tagged
+argument lives between calls. An argument left out of the plan lives in HBM
+for the whole call (`Plan.placed`: the caller keeps it there, its attribute
+becomes `hbm`); one taken stays in its tier, fetched before each cluster of
+uses as above. The arguments are candidates beside the others, one per
+argument, so that as much state stays resident as the target allows and a
+step that runs again and again (decode over a KV cache) does not move all of
+it over the link at each call. Those whose fetches hide come first: taken in
+order of benefit, each reserves link time for its fetches, as late as
+possible before the use and at most twice the fetch time ahead, and is
+fetched from there; one that no longer fits in the link time left is
+exposed. Benefit: the bytes it can take off the peak (nothing for one that is
+resident at the peak anyway, e.g. used right after it) x its time out of HBM
+(the step's compute time less the windows from each fetch to the last use of
+its cluster), ties by bytes x its time before its first use (the latest
+first).
+
 ```python
 plan = plan_offload(graph, hardware, PlanOptions(target=32 * 10**9))
 [(p.info.name, [(g.after, g.before) for g in p.gaps]) for p in plan.values]
+placed = plan_offload(graph, hardware, PlanOptions(24 * 10**9, place_arguments=True))
+[info.name for info in placed.placed]  # tagged arguments kept in HBM
 ```
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import accumulate
 
 from xdsl.dialects.builtin import DictionaryAttr
 
@@ -53,6 +73,8 @@ class PlanOptions:
     """Ops between a fetch and the use it serves, at insertion."""
     optional: bool = True
     """Offload candidates beyond what the rules require (else only the rules)."""
+    place_arguments: bool = False
+    """Tagged arguments may live in HBM: they become candidates, not rules."""
 
 
 @dataclass
@@ -67,6 +89,15 @@ class ValuePlan:
     """The value starts outside HBM (a tagged argument): its first gap starts at entry."""
     write_back: str | None = None
     """The tier a result is written back to (and returned from)."""
+    fetch_ops: list[int] | None = None
+    """The op before which each gap's fetch is issued (None: `prefetch_distance` ahead)."""
+
+    def fetch_op(self, index: int, distance: int) -> int:
+        """The op before which the fetch ending gap `index` is issued."""
+        gap = self.gaps[index]
+        if self.fetch_ops is not None:
+            return max(gap.after + 1, self.fetch_ops[index])
+        return max(gap.after + 1, gap.before - distance)
 
 
 @dataclass
@@ -77,6 +108,8 @@ class Plan:
     met: bool = True
     optional: bool = False
     """Whether the plan offloads candidates beyond what the rules require."""
+    placed: list[ValueInfo] = field(default_factory=list[ValueInfo])
+    """Tagged arguments the plan keeps in HBM for the whole call (`place_arguments`)."""
 
 
 def _result_tiers(graph: ProgramGraph) -> list[str | None]:
@@ -93,6 +126,10 @@ def _result_tiers(graph: ProgramGraph) -> list[str | None]:
     return tiers
 
 
+_Ranked = tuple[float, float, ValuePlan]
+"""A candidate with its benefit, then a tie-breaker (larger first)."""
+
+
 class _Planner:
     def __init__(self, graph: ProgramGraph, hardware: Hardware, options: PlanOptions):
         self.graph = graph
@@ -100,6 +137,7 @@ class _Planner:
         self.options = options
         starts = sorted(graph.compute_of_op)
         self.compute_ops = starts  # op indices that have a compute step, in order
+        self.prefix = [0.0, *accumulate(graph.op_time)]  # compute time before each op
         self.aliases: dict[int, list[ValueInfo]] = {}
         for info in graph.values:
             if info.buffer is not None:
@@ -120,8 +158,8 @@ class _Planner:
         assert info.buffer is not None
         moves: list[Move] = []
         store_after = self.step_after(info.producer) if plan.stored else None
-        for gap in plan.gaps:
-            fetch_op = max(gap.after + 1, gap.before - self.options.prefetch_distance)
+        for index, gap in enumerate(plan.gaps):
+            fetch_op = plan.fetch_op(index, self.options.prefetch_distance)
             release = (
                 None
                 if gap.after < 0 and plan.initially_out
@@ -159,6 +197,23 @@ class _Planner:
 
     # rules
 
+    def placing(self) -> bool:
+        """Whether tagged arguments are candidates rather than rules."""
+        return self.options.place_arguments and self.options.optional
+
+    def tagged_arguments(self) -> list[ValueInfo]:
+        """Used arguments living outside HBM, in the categories that may move."""
+        return [
+            info
+            for info in self.graph.values
+            if info.buffer is not None
+            and not isinstance(info.value.type, RemoteType)
+            and info.producer < 0
+            and info.tier != "hbm"
+            and info.uses
+            and info.category in self.options.categories
+        ]
+
     def mandatory(self) -> list[ValuePlan]:
         plans: list[ValuePlan] = []
         result_tiers = _result_tiers(self.graph)
@@ -167,7 +222,7 @@ class _Planner:
             if info.buffer is None or isinstance(info.value.type, RemoteType):
                 continue
             if info.producer < 0 and info.tier != "hbm" and info.uses:
-                if info.category in self.options.categories:
+                if info.category in self.options.categories and not self.placing():
                     plans.append(self._clusters(info))
                 continue
             for position, value in enumerate(returned):
@@ -180,8 +235,17 @@ class _Planner:
         """
         Out of HBM from entry to the first use and between clusters of uses:
         uses split into clusters where the gap is at least `min_gap` and long
-        enough to hide the fetch of the next cluster.
+        enough to hide the fetch of the next cluster. An argument read through
+        views (a reshaped KV cache) is one cluster, from the first use of it
+        or its views to the last: the views read the copy fetched first.
         """
+        aliases = [] if info.buffer is None else self.aliases.get(info.buffer, [])
+        views = [v for v in aliases if v is not info]
+        if views:
+            uses = sorted({use for v in (info, *views) for use in v.uses})
+            entry = Gap(-1, uses[0], uses[0], self.graph.time_between(-1, uses[0]))
+            info = replace(info, uses=uses, gap_list=[entry])
+            return ValuePlan(info, [entry], stored=False, initially_out=True)
         fetch = self.hw.link(info.tier).transfer_time(info.bytes, True)
         split = max(self.options.min_gap_s, fetch)
         gaps = [
@@ -190,10 +254,15 @@ class _Planner:
         return ValuePlan(info, gaps, stored=False, initially_out=True)
 
     def candidates(self, taken: set[int]) -> list[ValuePlan]:
+        """
+        Optional plans, best first: one per idle gap of an activation or an
+        untagged argument (stored, then fetched back), and with
+        `place_arguments` one per tagged argument (its `_clusters` plan).
+        """
         options = self.options
         link = self.hw.link(self.hw.offload_tier)
-        hidden: list[tuple[float, ValuePlan]] = []
-        exposed: list[tuple[float, ValuePlan]] = []
+        hidden: list[_Ranked] = []
+        exposed: list[_Ranked] = []
         for info in self.graph.values:
             if (
                 info.buffer is None
@@ -205,24 +274,128 @@ class _Planner:
                 or info.category not in options.categories
             ):
                 continue
-            if any(
-                other is not info for other in self.aliases.get(info.buffer, [info])
-            ):
-                continue  # views or in-place results share the buffer: keep it
+            busy = self.aliases_busy_until(info)
+            if busy is None:
+                continue
             round_trip = link.transfer_time(info.bytes, False) + link.transfer_time(
                 info.bytes, True
             )
             for gap in info.gaps():
-                if gap.ops < 1 or gap.time_s < options.min_gap_s:
+                if gap.ops < 1 or gap.time_s < options.min_gap_s or gap.after < busy:
                     continue
                 plan = ValuePlan(info, [gap], stored=True)
                 benefit = info.bytes * gap.time_s
                 (hidden if round_trip <= gap.time_s else exposed).append(
-                    (benefit, plan)
+                    (benefit, benefit, plan)
                 )
-        hidden.sort(key=lambda c: -c[0])
-        exposed.sort(key=lambda c: -c[0])
-        return [plan for _, plan in hidden + exposed]
+        if self.placing():
+            placeable = self.argument_candidates()
+            hidden += placeable[0]
+            exposed += placeable[1]
+        hidden.sort(key=lambda c: (-c[0], -c[1]))
+        exposed.sort(key=lambda c: (-c[0], -c[1]))
+        return [plan for *_, plan in hidden + exposed]
+
+    def aliases_busy_until(self, info: ValueInfo) -> int | None:
+        """
+        The last op producing or reading another value in `info`'s buffer (a
+        view, or an in-place result): only a gap after it frees the buffer.
+        None: the buffer is not an activation's, so its aliases keep it.
+        """
+        assert info.buffer is not None
+        others = [o for o in self.aliases.get(info.buffer, []) if o is not info]
+        if not others:
+            return -1
+        if self.graph.schedule.buffers[info.buffer].kind != "activation":
+            return None
+        return max(max([o.producer, *o.uses]) for o in others)
+
+    def argument_candidates(self) -> tuple[list[_Ranked], list[_Ranked]]:
+        """
+        One candidate per tagged argument (it stays in its tier), split into
+        those whose fetches hide and the others. Benefit: the bytes it can take
+        off the peak x its time out of HBM, then its bytes x its time before
+        its first use (and between clusters).
+
+        Fetches hide if they fit in the link time the better candidates left
+        before their uses, at most twice their duration ahead (earlier, the
+        copy would hold HBM too long): arguments are taken in order of benefit
+        and each one that hides reserves that link time and is fetched from
+        there.
+        """
+        ranked: list[tuple[float, float, float, ValuePlan]] = []
+        for info in self.tagged_arguments():
+            plan = self._clusters(info)
+            fetch = self.hw.link(info.tier).transfer_time(info.bytes, True)
+            windows = self.windows(
+                plan, [self.lead(gap.before, fetch) for gap in plan.gaps]
+            )
+            resident = sum(self.prefix[b + 1] - self.prefix[a] for a, b in windows)
+            out = self.prefix[-1] - resident
+            later = sum(gap.time_s for gap in plan.gaps)
+            ranked.append(
+                (self.reducible(plan, windows) * out, info.bytes * later, fetch, plan)
+            )
+        ranked.sort(key=lambda c: (-c[0], -c[1]))
+        free = list(self.graph.op_time)  # link time not yet reserved, per op
+        hidden: list[_Ranked] = []
+        exposed: list[_Ranked] = []
+        for benefit, size, fetch, plan in ranked:
+            starts = self.reserve(free, plan, fetch)
+            if starts is None:
+                exposed.append((benefit, size, plan))
+            else:
+                plan.fetch_ops = starts
+                hidden.append((benefit, size, plan))
+        return hidden, exposed
+
+    def lead(self, before: int, fetch: float) -> int:
+        """The last op starting `fetch` seconds of compute or more before op `before` (or 0)."""
+        prefix = self.prefix
+        return max(0, bisect_right(prefix, prefix[before] - fetch) - 1)
+
+    def reserve(
+        self, free: list[float], plan: ValuePlan, fetch: float
+    ) -> list[int] | None:
+        """
+        Reserve link time in `free` for each fetch of `plan`, as late as
+        possible before its use and within twice the fetch time; the op before
+        which each fetch is issued (after the op where only the first sliver
+        of it would run, less than half that op), or None (nothing reserved)
+        if one does not fit.
+        """
+        trial = list(free)
+        starts: list[int] = []
+        for gap in plan.gaps:
+            need, op, taken = fetch, gap.before, 0.0
+            earliest = self.prefix[gap.before] - 2 * fetch
+            while need > 0 and op > 0 and self.prefix[op] > earliest:
+                op -= 1
+                taken = min(trial[op], need)
+                trial[op] -= taken
+                need -= taken
+            if need > 1e-12:
+                return None
+            sliver = op < gap.before and taken < self.graph.op_time[op] / 2
+            starts.append(op + 1 if sliver else op)
+        free[:] = trial
+        return starts
+
+    def windows(self, plan: ValuePlan, starts: list[int]) -> list[tuple[int, int]]:
+        """Where the value is resident: each fetch's start to its cluster's last use."""
+        ends = [gap.after for gap in plan.gaps[1:]] + [plan.info.last_use]
+        return list(zip(starts, ends, strict=True))
+
+    def reducible(self, plan: ValuePlan, windows: list[tuple[int, int]]) -> int:
+        """
+        The bytes keeping an argument in its tier can take off the peak: it is
+        still resident in its `windows`, so the peak falls at most to the
+        highest point of the timeline there (an argument used right after the
+        peak cannot lower it without exposing its fetch).
+        """
+        timeline = self.graph.timeline
+        highest = max(max(timeline[a : b + 1]) for a, b in windows)
+        return max(0, min(plan.info.bytes, self.graph.peak - highest))
 
     def infeasible(self) -> None:
         sizes = [b.bytes for b in self.graph.schedule.buffers]
@@ -250,6 +423,9 @@ class _Planner:
             plan.optional = count > 0
         plan.values, plan.peak_after = chosen, peak
         plan.met = peak <= self.options.target
+        if self.placing():
+            remote = {p.info.value for p in chosen}
+            plan.placed = [i for i in self.tagged_arguments() if i.value not in remote]
         return plan
 
     def _smallest_prefix(
@@ -279,7 +455,15 @@ def _merge(plans: list[ValuePlan]) -> list[ValuePlan]:
     merged: dict[int, ValuePlan] = {}
     for plan in plans:
         key = id(plan.info)
-        if key in merged:
+        if plan.initially_out:  # an argument left in its tier: one plan, kept whole
+            merged[key] = ValuePlan(
+                plan.info,
+                list(plan.gaps),
+                stored=False,
+                initially_out=True,
+                fetch_ops=plan.fetch_ops,
+            )
+        elif key in merged:
             merged[key].gaps.append(plan.gaps[0])
         else:
             merged[key] = ValuePlan(plan.info, list(plan.gaps), stored=True)

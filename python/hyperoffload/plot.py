@@ -21,15 +21,17 @@ def write_plot(runs: list[tuple[str, SimResult]], path: Path, title: str) -> Non
         2, 1, figsize=(10, 6), sharex=True, height_ratios=(3, 1)
     )
     tracks: list[str] = []
+    largest = max((r.peak_hbm_bytes for _, r in runs), default=0)
+    scale, unit = (1e9, "GB") if largest >= 1e9 else (1e6, "MB")
     for label, result in runs:
         samples = sorted(result.memory)
         times = [t * 1e3 for t, _ in samples]
-        occupancy = [b / 1e6 for _, b in samples]
+        occupancy = [b / scale for _, b in samples]
         memory_axis.step(
             times,
             occupancy,
             where="post",
-            label=f"{label} (peak {max(occupancy, default=0):.2f} MB)",
+            label=f"{label} (peak {max(occupancy, default=0):.2f} {unit})",
         )
         for interval in result.intervals:
             if interval.track == "compute":
@@ -44,9 +46,9 @@ def write_plot(runs: list[tuple[str, SimResult]], path: Path, title: str) -> Non
     capacity = runs[0][1].hbm_capacity_bytes if runs else None
     if capacity is not None:
         memory_axis.axhline(
-            capacity / 1e6, color="red", linestyle="--", label="HBM capacity"
+            capacity / scale, color="red", linestyle="--", label="HBM capacity"
         )
-    memory_axis.set_ylabel("HBM (MB)")
+    memory_axis.set_ylabel(f"HBM ({unit})")
     memory_axis.set_title(title)
     memory_axis.legend(loc="upper right", fontsize="small")
     transfer_axis.set_yticks(range(len(tracks)), tracks, fontsize="x-small")

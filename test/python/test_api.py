@@ -94,4 +94,8 @@ def test_embedding_example_runs() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert re.search(r"upstream pipeline: [1-9]\d* prefetches", result.stdout)
-    assert "compile(max_slowdown=0.02): peak 618500 B ->" in result.stdout
+    found = re.search(
+        r"compile\(max_slowdown=0.02\): peak (\d+) B -> (\d+) B", result.stdout
+    )
+    assert found is not None, result.stdout
+    assert int(found[2]) < int(found[1])

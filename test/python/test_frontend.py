@@ -27,7 +27,7 @@ from xdsl.dialects.func import FuncOp
 
 from hyperoffload.diagnostics import verify_module
 from hyperoffload.frontend import CONFIGS, MODES, ModelConfig, get_config
-from hyperoffload.frontend.models import build_model
+from hyperoffload.frontend.models import MoE, build_model
 from hyperoffload.frontend.torch_export import Shapes, Signature, program
 from hyperoffload.numeric import evaluate
 from hyperoffload.parsing import parse_mlir
@@ -45,6 +45,7 @@ LAYERS = 1
 
 _EXPORT_SCRIPT = """
 import json, sys
+from dataclasses import replace
 from pathlib import Path
 import torch
 from hyperoffload.frontend import get_config
@@ -66,6 +67,11 @@ real = export(
     dtype=torch.bfloat16,
 )
 (out / "llama3-8b_decode.mlir").write_text(real.text)
+dense = export(get_config("tiny-moe"), "forward", n_layers=1, n_dense_layers=1)
+(out / "dense.json").write_text(json.dumps(dense.signature.arg_names))
+dropping = replace(get_config("tiny-moe"), capacity_factor=0.5)
+tight = export(dropping, "forward", shapes=shapes, n_layers=layers)
+(out / "tiny-moe_dropping.mlir").write_text(tight.text)
 with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
     x = torch.empty(4, 8)
 try:
@@ -124,11 +130,16 @@ def test_configs_have_published_dimensions() -> None:
     assert dims == (32, 4096, 32, 8)
     assert (llama.ffn_hidden, llama.vocab_size) == (14336, 128256)
     assert CONFIGS["llama2-70b"].n_kv_heads == 8
+    l7 = CONFIGS["llama2-7b"]
+    dims = (l7.n_layers, l7.hidden, l7.n_heads, l7.n_kv_heads, l7.head_dim)
+    assert dims == (32, 4096, 32, 32, 128)
+    assert (l7.ffn_hidden, l7.vocab_size, l7.rope_theta) == (11008, 32000, 10000.0)
     assert CONFIGS["llama-65b"].ffn_hidden == 22016
     assert CONFIGS["gpt3-175b"].family == "gpt"
     ds = CONFIGS["deepseek-v3"]
     moe = (ds.n_experts, ds.top_k, ds.n_shared_experts, ds.expert_ffn)
     assert moe == (256, 8, 1, 2048)
+    assert (ds.n_dense_layers, ds.capacity_factor) == (3, 1.25)
     with pytest.raises(ValueError, match="unknown model"):
         get_config("gpt-5")
 
@@ -182,9 +193,9 @@ def _evaluate(opt_main: HyperoffloadOptMain, text: str, inputs: list[Array]) -> 
     return evaluate(module, inputs).outputs
 
 
-def _random_model(model: str, seed: int) -> Any:
+def _random_model(model: str | ModelConfig, seed: int) -> Any:
     torch.manual_seed(seed)
-    eager = build_model(_config(model))
+    eager = build_model(_config(model) if isinstance(model, str) else model)
     with torch.no_grad():
         for p in eager.parameters():  # non-trivial norms and biases too
             p.add_(0.1 * torch.randn(p.shape))
@@ -234,19 +245,86 @@ def test_export_matches_eager_pytorch(
 
 @pytest.mark.parametrize("model", TINY)
 def test_decode_continues_the_prompt(model: str) -> None:
-    """Eager semantics: prefill then decode == forward over the longer sequence."""
+    """
+    Eager semantics: prefill then decode == forward over the longer sequence,
+    and decode returns only the new position's K/V, equal to the prefill's.
+    """
     cfg = _config(model)
-    eager = _random_model(model, seed=2)
+    if cfg.family == "moe":  # no token dropped: routing then ignores the batch
+        cfg = replace(cfg, capacity_factor=cfg.n_experts / cfg.top_k)
+    eager = _random_model(cfg, seed=2)
     params = [p.detach() for p in eager.parameters()]
     tokens = torch.randint(0, cfg.vocab_size, (2, 9))
     prefill = program(eager, cfg, "prefill", SHAPES, torch.float32)[0]
     decode = program(eager, cfg, "decode", SHAPES, torch.float32)[0]
     forward = program(eager, cfg, "forward", SHAPES, torch.float32)[0]
     _, *cache = prefill(tokens[:, :8], *params)
-    logits, *new_cache = decode(tokens[:, 8:], *cache, *params)
+    logits, *new_entries = decode(tokens[:, 8:], *cache, *params)
     full = forward(tokens, *params)
     torch.testing.assert_close(logits[:, 0], full[:, 8], rtol=1e-4, atol=1e-5)
-    assert new_cache[0].shape[2] == 9
+    _, *full_cache = prefill(tokens, *params)
+    assert len(new_entries) == len(full_cache) == 2 * LAYERS
+    for entry, whole in zip(new_entries, full_cache, strict=True):
+        assert entry.shape == (2, cfg.n_kv_heads, 1, cfg.head_dim)
+        torch.testing.assert_close(entry, whole[:, :, 8:], rtol=1e-4, atol=1e-5)
+
+
+def test_decode_of_several_tokens_is_causal() -> None:
+    """Two new tokens over a cache attend causally among themselves."""
+    cfg = _config("tiny-llama")
+    eager = _random_model(cfg, seed=4)
+    tokens = torch.randint(0, cfg.vocab_size, (2, 10))
+    with torch.no_grad():
+        _, cache = eager(tokens[:, :8])
+        logits, new = eager(tokens[:, 8:], past=cache, offset=8)
+        full, _ = eager(tokens)
+    torch.testing.assert_close(logits, full[:, 8:], rtol=1e-4, atol=1e-5)
+    assert new[0][0].shape[2] == 2
+
+
+def test_moe_drops_tokens_over_capacity() -> None:
+    """Capacity dispatch == a loop over tokens that skips full experts."""
+    cfg = replace(_config("tiny-moe"), capacity_factor=0.5)
+    torch.manual_seed(3)
+    moe = MoE(cfg)
+    x = torch.randn(2, 8, cfg.hidden)
+    flat = x.reshape(16, cfg.hidden)
+    capacity = moe.capacity(16)
+    assert capacity == 4  # ceil(16 * 2 / 4 * 0.5)
+    with torch.no_grad():
+        got = moe(x).reshape(16, cfg.hidden)
+        scores = torch.sigmoid(moe.gate(flat))
+        top = torch.topk(scores, cfg.top_k, dim=-1)
+        load = [0] * cfg.n_experts
+        dropped = 0
+        want = torch.zeros_like(flat)
+        for t in range(16):
+            want[t] = sum(shared(flat[t]) for shared in moe.shared)
+            gates = top.values[t] / top.values[t].sum()
+            for e, gate in zip(top.indices[t].tolist(), gates, strict=True):
+                load[e] += 1
+                if load[e] > capacity:
+                    dropped += 1
+                    continue
+                want[t] += gate * moe.experts[e](flat[t])
+    assert dropped > 0
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_moe_export_drops_tokens_as_eager(
+    exports: Path, opt_main: HyperoffloadOptMain
+) -> None:
+    """The exported capacity dispatch drops the tokens eager PyTorch drops."""
+    cfg = replace(_config("tiny-moe"), capacity_factor=0.5)
+    eager = _random_model(cfg, seed=1)
+    tokens = torch.randint(0, cfg.vocab_size, (SHAPES.batch, SHAPES.seq))
+    params = [p.detach() for p in eager.parameters()]
+    with torch.no_grad():
+        want: Array = eager(tokens)[0].numpy()
+    text = (exports / "tiny-moe_dropping.mlir").read_text()
+    inputs = [tokens.numpy(), *(p.numpy() for p in params)]
+    (got,) = _evaluate(opt_main, text, inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 def test_real_dimensions_export_without_weights(exports: Path) -> None:
@@ -254,6 +332,15 @@ def test_real_dimensions_export_without_weights(exports: Path) -> None:
     text = (exports / "llama3-8b_decode.mlir").read_text()
     assert "tensor<128256x4096xbf16>" in text
     assert "tensor<1x8x1024x128xbf16>" in text
+    # the cache is read in place: neither concatenated nor repeated per head
+    assert not re.search(r"x1025x128xbf16>|x4x1024x128xbf16>|32x1024x128xbf16>", text)
+    assert "tensor<1x8x1x128xbf16>" in text
+
+
+def test_dense_layers_override(exports: Path) -> None:
+    names: list[str] = json.loads((exports / "dense.json").read_text())
+    assert "layers.0.feed_forward.w1.weight" in names
+    assert not any("experts" in name for name in names)
 
 
 def test_unsupported_op_is_named(exports: Path) -> None:
@@ -273,3 +360,5 @@ def test_gen_tool_reports_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown model" in capsys.readouterr().err
     assert gen_main(["tiny-gpt", "--mode", "decode", "--kv-len", "64"]) == 1
     assert "position table" in capsys.readouterr().err
+    assert gen_main(["tiny-llama", "--dense-layers", "0"]) == 1
+    assert "moe family only" in capsys.readouterr().err

@@ -2,22 +2,33 @@
 `hyperoffload-insert` on random DAGs of linalg ops, at random HBM targets: the
 output verifies, computes exactly what the input computes (numeric mode
 against the stripped program), never reads a non-resident value in the
-interpreter, and never peaks above the unmodified program.
+interpreter, and never peaks above the unmodified program; with
+`place-arguments`, the simulated output peaks where the planner said.
 """
 
 from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
+from hyperoffload.cost import CostModel
 from hyperoffload.diagnostics import verify_module
-from hyperoffload.extract import program_schedules
+from hyperoffload.dialects.hyperoffload import (
+    TIER_ARG_ATTR,
+    PrefetchOp,
+    RemoteType,
+    Tier,
+    TierAttr,
+)
+from hyperoffload.extract import main_function, program_schedules
 from hyperoffload.hardware import load_hardware
+from hyperoffload.lifetimes import ProgramGraph
 from hyperoffload.numeric import evaluate, outputs_match_reference
 from hyperoffload.parsing import parse_mlir
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.move_window import MoveWindowPass
+from hyperoffload.planner import PlanError, PlanOptions, plan_offload
 from hyperoffload.policies import PolicyOptions, run_policy
 from hyperoffload.schedule import Schedule
 from hyperoffload.simulator import SimResult
@@ -144,3 +155,45 @@ def test_move_window_never_exposes_more_or_breaks_the_target(
     assert after.exposed_transfer_s <= before.exposed_transfer_s + 1e-12
     if before.peak_hbm_bytes <= target:
         assert after.peak_hbm_bytes <= target
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(programs(), st.floats(0.0, 1.2))
+def test_placing_arguments_agrees_with_the_simulation(
+    opt_main: HyperoffloadOptMain, text: str, fraction: float
+) -> None:
+    """
+    With `place-arguments`, each used tagged argument ends up remote or
+    tagged `hbm`, the output computes what the input computes, and the simulated
+    peak of the IR is the planner's estimate (when it offloads only
+    arguments) and never above the unmodified program.
+    """
+    ctx: Context = opt_main.ctx.clone()
+    original = parse_mlir(ctx, text, "random.mlir")
+    stripped, none, target = _reference(original, fraction)
+    function = main_function(original, None)
+    graph = ProgramGraph.build(function, CostModel(HARDWARE))
+    try:
+        estimate = plan_offload(
+            graph, HARDWARE, PlanOptions(target=target, place_arguments=True)
+        )
+    except PlanError:
+        reject()
+    module = original.clone()
+    InsertPass(hbm_capacity=target, place_arguments=True).apply(ctx, module)
+    verify_module(module)
+    assert outputs_match_reference(module)
+    planned, _, _ = program_schedules(module, HARDWARE)
+    result = run_policy("plan", planned, stripped, HARDWARE, None, PolicyOptions())
+    assert result.peak_hbm_bytes <= none.peak_hbm_bytes
+    if all(p.initially_out for p in estimate.values):
+        assert result.peak_hbm_bytes == estimate.peak_after
+    placed = main_function(module, None)
+    arg_attrs = placed.arg_attrs.data if placed.arg_attrs else ()
+    for arg, attrs in zip(placed.args, arg_attrs, strict=False):
+        assert isinstance(attrs, DictionaryAttr)
+        tier = attrs.data.get(TIER_ARG_ATTR)
+        if tier is not None and arg.uses:  # an unused argument stays as it is
+            assert isinstance(arg.type, RemoteType) or tier == TierAttr(Tier.HBM)
+    if target >= none.peak_hbm_bytes:
+        assert not any(isinstance(op, PrefetchOp) for op in placed.walk())

@@ -40,12 +40,18 @@ class ModelConfig:
     """Width of each routed and shared expert (moe family)."""
     n_dense_layers: int = 0
     """Leading decoder layers with a dense SwiGLU FFN instead of MoE (moe family)."""
+    capacity_factor: float = 1.25
+    """
+    Routed-expert capacity over an even share: each expert takes at most
+    min(T, ceil(T * top_k / n_experts * capacity_factor)) of T tokens (moe family).
+    """
 
 
 CONFIGS: dict[str, ModelConfig] = {
     "llama3-8b": ModelConfig(
         "llama", 128256, 4096, 32, 32, 8, 128, 14336, 1e-5, 500000.0
     ),
+    "llama2-7b": ModelConfig("llama", 32000, 4096, 32, 32, 32, 128, 11008, 1e-5),
     "llama-65b": ModelConfig("llama", 32000, 8192, 80, 64, 64, 128, 22016, 1e-5),
     "llama2-70b": ModelConfig("llama", 32000, 8192, 80, 64, 8, 128, 28672, 1e-5),
     "gpt3-175b": ModelConfig(
@@ -88,6 +94,9 @@ CONFIGS: dict[str, ModelConfig] = {
     ),
 }
 """Every model `hyperoffload-gen` knows, by name."""
+
+TIERS = ("remote", "host", "ssd")
+"""Tiers an export may place parameters and KV cache in (default `remote`)."""
 
 MODES = ("forward", "train", "prefill", "decode")
 """Export modes (see `hyperoffload.frontend.torch_export`)."""

@@ -1,14 +1,18 @@
 """
 The model zoo in PyTorch: a LLaMA-family decoder (RMSNorm, RoPE, GQA,
 SwiGLU), a GPT-family decoder (LayerNorm, learned positions, MHA, GELU tanh)
-and DeepSeek-style MoE layers (router, top-k routed experts, shared expert).
+and DeepSeek-style MoE layers (router, top-k routed experts with capacity-based
+dispatch, shared expert).
 
 Every model maps `(tokens, past, offset)` to `(logits, cache)`: `past` holds
 one `(k, v)` pair per layer of shape `(batch, kv_heads, past_len, head_dim)`
-(or is None), `offset` is the position of the first token, and `cache` is
-the `(k, v)` pairs extended by the new tokens. Nothing is stored in buffers:
-RoPE tables, positions and masks are computed in the graph, so every tensor
-an exported program reads is a function argument.
+(or is None), `offset` is the position of the first token, and `cache` holds
+one `(k, v)` pair per layer for the new tokens only, `(batch, kv_heads, seq,
+head_dim)`: without `past` that is the prompt's cache; with `past` it is the
+entries the caller appends to its (paged) cache, which is read in place and
+never copied. Nothing is stored in buffers: RoPE tables, positions and masks
+are computed in the graph, so every tensor an exported program reads is a
+function argument.
 """
 
 from __future__ import annotations
@@ -61,16 +65,15 @@ def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     return x * cos + rotated * sin
 
 
-def causal_mask(offset: int, seq: int, device: torch.device) -> Tensor | None:
-    """(seq, offset + seq) booleans, True where attention is allowed; None if all."""
+def causal_mask(seq: int, device: torch.device) -> Tensor | None:
+    """
+    (seq, seq) booleans among the new tokens, True where attention is allowed;
+    None if all (one token). Cached positions are always visible.
+    """
     if seq == 1:
         return None
-    if offset == 0:
-        pos = torch.arange(seq, device=device)
-        return pos[:, None] >= pos[None, :]
-    queries = torch.arange(offset, offset + seq, device=device)
-    keys = torch.arange(offset + seq, device=device)
-    return queries[:, None] >= keys[None, :]
+    pos = torch.arange(seq, device=device)
+    return pos[:, None] >= pos[None, :]
 
 
 def one_hot(indices: Tensor, num_classes: int, dtype: torch.dtype) -> Tensor:
@@ -80,7 +83,10 @@ def one_hot(indices: Tensor, num_classes: int, dtype: torch.dtype) -> Tensor:
 
 
 class Attention(nn.Module):
-    """Multi-head attention with grouped KV heads (GQA; MHA when equal)."""
+    """
+    Multi-head attention with grouped KV heads (GQA; MHA when equal). Returns
+    the output and the K/V of the new tokens (not of `past`).
+    """
 
     def __init__(self, cfg: ModelConfig, bias: bool = False) -> None:
         super().__init__()
@@ -118,15 +124,41 @@ class Attention(nn.Module):
             k = apply_rope(k, *rope)
         v = self._heads(self.wv(x), cfg.n_kv_heads)
         if past is not None:
-            k = torch.cat([past[0], k], dim=2)
-            v = torch.cat([past[1], v], dim=2)
-        kr, vr = self._repeat_kv(k), self._repeat_kv(v)
-        scores = q @ kr.transpose(-2, -1) * (1.0 / math.sqrt(cfg.head_dim))
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        out = torch.softmax(scores, dim=-1) @ vr
+            out = self._attend_cached(q, k, v, mask, past)
+        else:
+            kr, vr = self._repeat_kv(k), self._repeat_kv(v)
+            scores = q @ kr.transpose(-2, -1) * (1.0 / math.sqrt(cfg.head_dim))
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            out = torch.softmax(scores, dim=-1) @ vr
         out = out.transpose(1, 2).reshape(b, s, cfg.n_heads * cfg.head_dim)
         return self.wo(out), k, v
+
+    def _attend_cached(
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, past: KV
+    ) -> Tensor:
+        """
+        Attention of q (b, heads, s, hd) over `past` then the new k/v, reading
+        the cache in place: the heads sharing a KV head become rows of one
+        matmul (no repeat, no concatenated cache); only the scores are joined.
+        The cache is never transposed either: q @ past_k^T is computed as
+        (past_k @ q^T)^T, transposing q and the scores instead.
+        """
+        b, heads, s, hd = q.shape
+        kv = k.shape[1]
+        rep = heads // kv
+        past_k, past_v = past
+        n_past = past_k.shape[2]
+        qg = q.reshape(b, kv, rep * s, hd)
+        old = (past_k @ qg.transpose(-2, -1)).transpose(-2, -1)
+        new = qg @ k.transpose(-2, -1)
+        if mask is not None:
+            new = new.reshape(b, kv, rep, s, s).masked_fill(~mask, float("-inf"))
+            new = new.reshape(b, kv, rep * s, s)
+        scores = torch.cat([old, new], dim=-1) * (1.0 / math.sqrt(hd))
+        p = torch.softmax(scores, dim=-1)
+        out = p[..., :n_past] @ past_v + p[..., n_past:] @ v
+        return out.reshape(b, heads, s, hd)
 
 
 class FeedForward(nn.Module):
@@ -161,13 +193,24 @@ class MoE(nn.Module):
     """
     DeepSeek-style MoE FFN: sigmoid router scores, the top-k routed experts
     weighted by their normalized scores, plus shared experts every token
-    uses. Routed experts run densely on every token and are masked by the
-    gates (static shapes; each expert's weights stay separate arguments).
+    uses. Each expert's weights stay separate arguments.
+
+    Routed experts use capacity-based dispatch with static shapes (as in
+    GShard/Switch): with T tokens, each expert takes at most
+    C = min(T, ceil(T * top_k / n_experts * capacity_factor)) of them, in
+    token order; tokens beyond an expert's capacity skip it (dropped; shared
+    experts and the residual still apply). A token's slot in an expert's
+    queue is an inclusive prefix count of the (T, E) chosen-mask, computed as
+    a lower-triangular (T, T) matmul in float32 (exact past 256, unlike bf16;
+    `torch.cumsum` would lower to `tm_tensor.scan`). `dispatch` (T, E, C) is
+    the one-hot of slot - 1; expert e runs on `dispatch[:, e]^T @ x` (C rows)
+    and its output returns through `(dispatch[:, e] * gate_e) @ y_e`.
     """
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.top_k = cfg.top_k
+        self.capacity_factor = cfg.capacity_factor
         self.gate = nn.Linear(cfg.hidden, cfg.n_experts, bias=False)
         self.experts = nn.ModuleList(
             FeedForward(cfg.hidden, cfg.expert_ffn) for _ in range(cfg.n_experts)
@@ -176,17 +219,41 @@ class MoE(nn.Module):
             FeedForward(cfg.hidden, cfg.expert_ffn) for _ in range(cfg.n_shared_experts)
         )
 
+    def capacity(self, tokens: int) -> int:
+        """Tokens each routed expert takes out of `tokens`."""
+        n = len(self.experts)
+        wanted = math.ceil(tokens * self.top_k / n * self.capacity_factor)
+        return min(tokens, wanted)
+
+    def dispatch(self, chosen: Tensor) -> Tensor:
+        """
+        (T, E, C) one-hot of each chosen token's slot in its expert's queue,
+        from the (T, E) chosen-mask; zero where not chosen or over capacity.
+        """
+        t = chosen.shape[0]
+        c = self.capacity(t)
+        pos = torch.arange(t, device=chosen.device)
+        lower = (pos[:, None] >= pos[None, :]).to(torch.float32)
+        hot = chosen.to(torch.float32)
+        slot = (lower @ hot) * hot - 1.0  # -1 where not chosen
+        classes = torch.arange(c, device=chosen.device, dtype=torch.float32)
+        return slot.unsqueeze(-1) == classes
+
     def forward(self, x: Tensor) -> Tensor:
         b, s, d = x.shape
         flat = x.reshape(b * s, d)
         scores = torch.sigmoid(self.gate(flat))
-        weights = scores * top_k_mask(scores.detach(), self.top_k)
+        chosen = top_k_mask(scores.detach(), self.top_k)
+        weights = scores * chosen
         gates = weights / weights.sum(-1, keepdim=True)
+        dispatch = self.dispatch(chosen).to(flat.dtype)
         out = torch.zeros_like(flat)
         for shared in self.shared:
             out = out + shared(flat)
         for e, expert in enumerate(self.experts):
-            out = out + expert(flat) * gates[:, e : e + 1]
+            route = dispatch[:, e, :]
+            y = expert(route.transpose(0, 1) @ flat)
+            out = out + (route * gates[:, e : e + 1]) @ y
         return out.reshape(b, s, d)
 
 
@@ -236,7 +303,7 @@ class Llama(nn.Module):
         x = self.tok_embeddings(tokens)
         seq = tokens.shape[1]
         cos, sin = (t.to(x.dtype) for t in rope_tables(self.cfg, offset, seq, x.device))
-        mask = causal_mask(offset, seq, x.device)
+        mask = causal_mask(seq, x.device)
         cache: list[KV] = []
         for i, layer in enumerate(self.layers):
             x, k, v = layer(x, (cos, sin), mask, None if past is None else past[i])
@@ -288,7 +355,7 @@ class GPT(nn.Module):
         seq = tokens.shape[1]
         positions = torch.arange(offset, offset + seq, device=tokens.device)
         x = self.wte(tokens) + self.wpe(positions)[None]
-        mask = causal_mask(offset, seq, x.device)
+        mask = causal_mask(seq, x.device)
         cache: list[KV] = []
         for i, layer in enumerate(self.layers):
             x, k, v = layer(x, mask, None if past is None else past[i])

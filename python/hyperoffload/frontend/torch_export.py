@@ -10,13 +10,15 @@ allocated, so published dimensions export on a laptop) with
 * ``train``: ``@train_step(tokens, targets, *params) -> (loss, *grads)``
   (cross-entropy loss, one gradient per parameter in argument order)
 * ``prefill``: ``@prefill(tokens, *params) -> (logits, k0, v0, k1, v1, ...)``
-* ``decode``: ``@decode(token, k0, v0, ..., *params) -> (logits, k0', v0', ...)``:
+* ``decode``: ``@decode(token, k0, v0, ..., *params) -> (logits, k0n, v0n, ...)``:
   one token per sequence at position ``kv_len``; each cache argument is
-  ``(batch, kv_heads, kv_len, head_dim)`` and each returned one
-  ``(batch, kv_heads, kv_len + 1, head_dim)``.
+  ``(batch, kv_heads, kv_len, head_dim)``, read in place (never copied or
+  repeated per head), and each returned tensor is the token's new entry
+  ``(batch, kv_heads, 1, head_dim)``, which the caller appends to its paged
+  cache.
 
-Parameters carry ``{hyperoffload.tier = #hyperoffload.tier<remote>}``; KV-cache
-arguments also ``hyperoffload.category = "kv"``.
+Parameters carry ``{hyperoffload.tier = #hyperoffload.tier<remote>}`` (or
+the tier asked for); KV-cache arguments also ``hyperoffload.category = "kv"``.
 """
 
 from __future__ import annotations
@@ -33,10 +35,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hyperoffload.frontend.configs import MODES, ModelConfig
+from hyperoffload.frontend.configs import MODES, TIERS, ModelConfig
 from hyperoffload.frontend.models import KV, build_model, one_hot
 
-TIER_ATTR = "hyperoffload.tier = #hyperoffload.tier<remote>"
 KV_ATTR = 'hyperoffload.category = "kv"'
 FUNC_NAMES = {
     "forward": "forward",
@@ -211,7 +212,11 @@ class PrefillFn:
 
 
 class DecodeFn:
-    """``(token, k0, v0, ..., *params) -> (logits, k0', v0', ...)``."""
+    """
+    ``(token, k0, v0, ..., *params) -> (logits, k0n, v0n, ...)``: the cache
+    arguments hold the past positions; the results are only the new entries
+    (one position per decoded token) that the caller appends to its cache.
+    """
 
     def __init__(self, model: nn.Module, n_layers: int) -> None:
         self.forward = ForwardFn(model)
@@ -263,8 +268,21 @@ class Exported:
     seconds: float
 
 
-def _with_layers(cfg: ModelConfig, n_layers: int | None) -> ModelConfig:
-    return cfg if n_layers is None else replace(cfg, n_layers=n_layers)
+def _with_layers(
+    cfg: ModelConfig, n_layers: int | None, n_dense_layers: int | None
+) -> ModelConfig:
+    """`cfg` cut to `n_layers`, with `n_dense_layers` leading dense layers (moe)."""
+    if n_layers is not None:
+        cfg = replace(cfg, n_layers=n_layers)
+    if n_dense_layers is None:
+        return cfg
+    if cfg.family != "moe":
+        raise ExportError(
+            f"dense layers apply to the moe family only (this model is {cfg.family})"
+        )
+    if n_dense_layers < 0:
+        raise ExportError(f"dense layers must be non-negative, not {n_dense_layers}")
+    return replace(cfg, n_dense_layers=n_dense_layers)
 
 
 def program(
@@ -290,8 +308,8 @@ def program(
             1,
             1 + len(kv_names),
             len(names),
-            "logits, then the updated cache k0', v0', k1', v1', ... "
-            f"(kv_len + 1 = {shapes.kv_len + 1} positions)",
+            "logits, then the new cache entries k0, v0, k1, v1, ... "
+            "(one position each; the caller appends them)",
         )
         return DecodeFn(model, cfg.n_layers), sig
     if mode == "train":
@@ -362,20 +380,21 @@ def lower(fn: Callable[..., Any], args: Sequence[Tensor], func_name: str) -> str
     return text
 
 
-def tag_args(text: str, sig: Signature) -> str:
+def tag_args(text: str, sig: Signature, tier: str = "remote") -> str:
     """Attach tier (and KV category) attributes to the signature's arguments."""
     match = re.search(rf"func\.func @{sig.func_name}\((.*?)\) ->", text)
     if match is None:
         raise ExportError(f"signature of @{sig.func_name} not found")
     args = re.split(r", (?=%arg\d+:)", match.group(1))
+    tier_attr = f"hyperoffload.tier = #hyperoffload.tier<{tier}>"
     tagged: list[str] = []
     for i, arg in enumerate(args):
         if "{" in arg or i < sig.first_kv:
             tagged.append(arg)
         elif i < sig.first_param:
-            tagged.append(f"{arg} {{{KV_ATTR}, {TIER_ATTR}}}")
+            tagged.append(f"{arg} {{{KV_ATTR}, {tier_attr}}}")
         else:
-            tagged.append(f"{arg} {{{TIER_ATTR}}}")
+            tagged.append(f"{arg} {{{tier_attr}}}")
     start, end = match.span(1)
     return text[:start] + ", ".join(tagged) + text[end:]
 
@@ -386,13 +405,21 @@ def export(
     *,
     shapes: Shapes | None = None,
     n_layers: int | None = None,
+    n_dense_layers: int | None = None,
     dtype: torch.dtype = torch.float32,
+    tier: str = "remote",
 ) -> Exported:
-    """Export `mode` of `cfg` (optionally cut to `n_layers`) on fake tensors."""
+    """
+    Export `mode` of `cfg` on fake tensors, optionally cut to `n_layers` and
+    (moe family) with `n_dense_layers` leading dense layers; parameters and
+    KV cache are tagged as living in `tier`.
+    """
+    if tier not in TIERS:
+        raise ExportError(f"unknown tier {tier!r} (known: {', '.join(TIERS)})")
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     start = time.perf_counter()
-    cfg = _with_layers(cfg, n_layers)
+    cfg = _with_layers(cfg, n_layers, n_dense_layers)
     shapes = shapes or Shapes()
     if cfg.family == "gpt":
         needed = shapes.kv_len + 1 if mode == "decode" else shapes.seq
@@ -414,17 +441,17 @@ def export(
         ]
     with fake_mode:
         text = lower(fn, args, sig.func_name)
-    text = tag_args(text, sig)
+    text = tag_args(text, sig, tier)
     return Exported(text, sig, time.perf_counter() - start)
 
 
-def header(title: str, regen: str, sig: Signature) -> str:
+def header(title: str, regen: str, sig: Signature, tier: str = "remote") -> str:
     """A comment block naming the program, its results and every argument."""
     lines = [
         f"// {title}",
         f"// Generated by: {regen}",
         "// (torch-mlir linalg-on-tensors export; parameters are tagged",
-        "//  hyperoffload.tier = #hyperoffload.tier<remote>)",
+        f"//  hyperoffload.tier = #hyperoffload.tier<{tier}>)",
         f"// @{sig.func_name} results: {sig.results}",
         "// arguments:",
     ]

@@ -1,0 +1,115 @@
+"""The suite's results as Markdown: one section per scenario, seeds' figures beside ours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hyperoffload.units import format_bytes, format_seconds
+
+
+def _peak_section(scenario: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for preset in scenario["presets"]:
+        lines += [
+            f"**{preset['hardware']}** (HBM {format_bytes(preset['hbm_capacity_bytes'])}), "
+            f"best setting within {scenario['limit']:.0%}:",
+            "",
+            "| policy | setting | peak HBM | peak vs none | makespan | slowdown "
+            "| exposed transfer | moved | tokens/s |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for row in preset["rows"]:
+            if "peak_hbm_bytes" not in row:
+                lines.append(
+                    f"| {row['policy']} | no setting within: {row['setting']} |"
+                    + " - |" * 7
+                )
+                continue
+            lines.append(
+                f"| {row['policy']} | {row['setting']} | {format_bytes(row['peak_hbm_bytes'])} "
+                f"| {-row['peak_reduction']:+.1%} | {format_seconds(row['makespan_s'])} "
+                f"| {row['slowdown']:+.2%} | {format_seconds(row['exposed_transfer_s'])} "
+                f"| {format_bytes(row['bytes_moved'])} | {row['tokens_per_s']:,.0f} |"
+            )
+        ours = preset["rows"][-1]
+        fraction = preset["fraction_of_possible_saving"]
+        lines += [
+            "",
+            f"- bounds: peak >= M_LB(T_exposed = 0) = {format_bytes(preset['bound_peak_bytes'])}, "
+            f"time >= {format_seconds(preset['bound_time_s'])}; ours achieves "
+            f"{'n/a' if fraction is None else f'{fraction:.1%}'} of the possible saving",
+            f"- compile: parse {ours.get('parse_s', 0):.1f} s, pipeline at the target "
+            f"{ours.get('passes_s', 0):.1f} s (target search {ours.get('target_search_s', 0):.1f} s)",
+            "",
+            *(f"![{plot}]({plot})" for plot in preset["plots"]),
+            "",
+        ]
+    return lines
+
+
+def _longest_section(scenario: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    limit = scenario["limit"]
+    for preset in scenario["presets"]:
+        lines += [
+            f"**{preset['hardware']}** (fixed HBM {format_bytes(preset['hbm_capacity_bytes'])}"
+            + (f"; within {limit:.0%} of none's time" if limit is not None else "")
+            + "):",
+            "",
+            "| policy | longest that fits | peak HBM | time per call | tokens/s |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for policy, entry in preset["longest"].items():
+            if entry["length"] is None:
+                lines.append(f"| {policy} | none tried fits | - | - | - |")
+                continue
+            lines.append(
+                f"| {policy} | {entry['length']:,} | {format_bytes(entry['peak_hbm_bytes'])} "
+                f"| {format_seconds(entry['makespan_s'])} | {entry['tokens_per_s']:,.1f} |"
+            )
+        tried = sorted({t["length"] for t in preset["tried"]})
+        lines += [
+            "",
+            f"- lengths tried: {', '.join(f'{n:,}' for n in tried)}",
+            "",
+            *(f"![{plot}]({plot})" for plot in preset["plots"]),
+            "",
+        ]
+    return lines
+
+
+def _workload_lines(scenario: dict[str, Any]) -> list[str]:
+    if scenario["kind"] == "peak-at-slowdown":
+        return [
+            f"Program: `{scenario['command']}` ({scenario['ops']:,} ops; export "
+            f"{scenario['export_s']:.1f} s, parse {scenario['parse_s']:.1f} s)."
+        ]
+    sizes = ", ".join(
+        f"{w['length']:,}: {w['ops']:,} ops, export {w['export_s']:.1f} s, parse {w['parse_s']:.1f} s"
+        for w in sorted(scenario["workloads"], key=lambda w: w["length"])
+    )
+    return [f"Programs: `{scenario['command']}` ({sizes})."]
+
+
+def suite_markdown(results: dict[str, Any]) -> str:
+    lines = [
+        f"Suite `{results['suite']}`: {len(results['scenarios'])} scenarios in "
+        f"{results['wall_s'] / 60:.1f} min ({results['jobs']} jobs).",
+        "",
+    ]
+    for scenario in results["scenarios"]:
+        lines += [
+            f"### {scenario['title']}",
+            "",
+            *_workload_lines(scenario),
+            "",
+            f"Seeds' figure: {scenario['paper']}.",
+            "",
+        ]
+        if "error" in scenario:
+            lines += [f"Failed: {scenario['error']}", ""]
+        elif scenario["kind"] == "peak-at-slowdown":
+            lines += _peak_section(scenario)
+        else:
+            lines += _longest_section(scenario)
+    return "\n".join(lines)

@@ -1,0 +1,340 @@
+"""
+The two kinds of benchmark scenario.
+
+- `PeakAtSlowdown`: one program; on each preset, every policy at its best
+  setting within a slowdown over `none` (peak, makespan, exposed transfer,
+  bytes moved), the bounds, compile time, and every setting tried.
+- `LongestSequence`: one program at growing lengths (prompt or KV cache) on
+  a fixed HBM; for each policy the longest length that fits (and, with a
+  limit, stays within it) and the throughput there.
+
+```python
+scenario = PeakAtSlowdown("tiny", "tiny LLaMA step", Export("tiny-llama", "train"),
+                          ("ascend-910c",), limit=0.02, paper="-")
+result = scenario.run(Context(work=Path("build/bench"), out=Path("out"), log=print))
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+from hyperoffload.benchmark.peers import Best, PolicySearch
+from hyperoffload.benchmark.plots import write_longest_plot, write_tradeoff_plot
+from hyperoffload.benchmark.workloads import Export, Log, Workload, load_workload
+from hyperoffload.bounds import memory_lower_bound
+from hyperoffload.cost import CostModel
+from hyperoffload.extract import main_function, program_schedules
+from hyperoffload.hardware import Hardware, load_hardware
+from hyperoffload.lifetimes import ProgramGraph
+from hyperoffload.passes.pipeline import PipelinePass
+from hyperoffload.plot import write_plot
+from hyperoffload.policies import PolicyOptions, run_policy
+from hyperoffload.simulator import SimResult
+
+
+@dataclass(frozen=True)
+class Context:
+    work: Path
+    """Where exported programs are cached."""
+    out: Path
+    """Where plots are written."""
+    log: Log
+
+
+def _row(best: Best, none: SimResult, tokens: int) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "policy": best.policy,
+        "setting": best.setting,
+        **best.timings,
+    }
+    result = best.result
+    if result is None:
+        return row
+    return row | {
+        "peak_hbm_bytes": result.peak_hbm_bytes,
+        "makespan_s": result.makespan_s,
+        "compute_s": result.compute_s,
+        "exposed_transfer_s": result.exposed_transfer_s,
+        "bytes_moved": result.bytes_to_device + result.bytes_to_remote,
+        "slowdown": result.makespan_s / none.makespan_s - 1,
+        "peak_reduction": 1 - result.peak_hbm_bytes / none.peak_hbm_bytes,
+        "tokens_per_s": tokens / result.makespan_s,
+    }
+
+
+def _workload_fields(workload: Workload) -> dict[str, Any]:
+    return {
+        "command": workload.spec.command,
+        "ops": workload.ops,
+        "export_s": workload.export_s,
+        "parse_s": workload.parse_s,
+    }
+
+
+@dataclass(frozen=True)
+class PeakAtSlowdown:
+    name: str
+    title: str
+    export: Export
+    presets: tuple[str, ...]
+    limit: float
+    paper: str
+    """The seeds' figure for this scenario, as published."""
+    place_arguments: bool = False
+    """Let ours choose which tagged arguments live in HBM between calls."""
+    hbm_capacity: str | None = None
+    """HBM of every preset (default: each preset's own)."""
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        workloads: dict[Export, Workload] = {}
+        presets: list[dict[str, Any]] = []
+        for name in self.presets:
+            hardware = load_hardware(name, self.hbm_capacity)
+            spec = self.export.on(hardware)
+            if spec not in workloads:
+                workloads[spec] = load_workload(spec, ctx.work, ctx.log)
+            presets.append(self._preset(workloads[spec], hardware, ctx))
+        return {
+            "name": self.name,
+            "kind": "peak-at-slowdown",
+            "title": self.title,
+            "paper": self.paper,
+            "limit": self.limit,
+            **_workload_fields(next(iter(workloads.values()))),
+            "presets": presets,
+        }
+
+    def _preset(
+        self, workload: Workload, hardware: Hardware, ctx: Context
+    ) -> dict[str, Any]:
+        name = hardware.name
+        baseline = workload.baseline(hardware)
+        none = baseline.none
+        log = ctx.log
+        search = PolicySearch(workload, baseline, self.limit, log, self.place_arguments)
+        log(
+            f"{name}: none peaks at {none.peak_hbm_bytes / 1e9:.2f} GB; ours: target search"
+        )
+        ours = search.ours()
+        log(f"{name}: peers")
+        bests = [
+            Best("none", "unlimited HBM", none),
+            search.reactive(),
+            search.distance(),
+            search.activation(),
+            ours,
+        ]
+        graph = ProgramGraph.build(main_function(workload.module), CostModel(hardware))
+        bound = memory_lower_bound(graph, hardware)
+        saving = none.peak_hbm_bytes - bound
+        achieved = none.peak_hbm_bytes - (ours.result or none).peak_hbm_bytes
+        stem = f"{self.name}-{name}"
+        runs = [(b.policy, b.result) for b in bests if b.result is not None]
+        write_plot(runs, ctx.out / f"{stem}-timeline.png", f"{self.title} on {name}")
+        write_tradeoff_plot(
+            search.points,
+            ctx.out / f"{stem}-tradeoff.png",
+            f"{self.title} on {name}",
+            self.limit,
+        )
+        tokens = self.export.tokens
+        return {
+            "hardware": name,
+            "hbm_capacity_bytes": hardware.hbm_capacity,
+            "command": workload.spec.command,
+            "rows": [_row(b, none, tokens) for b in bests],
+            "bound_peak_bytes": bound,
+            "bound_time_s": none.bound_time_s,
+            "fraction_of_possible_saving": achieved / saving if saving > 0 else None,
+            "points": [vars(p) for p in search.points],
+            "plots": [f"{stem}-timeline.png", f"{stem}-tradeoff.png"],
+        }
+
+
+@dataclass
+class _Probe:
+    fits: bool
+    result: SimResult | None
+
+
+@dataclass
+class _Lengths:
+    """Workloads by length, parsed on first use."""
+
+    scenario: LongestSequence
+    ctx: Context
+    loaded: dict[Export, Workload] = field(default_factory=dict[Export, Workload])
+
+    def get(self, length: int, hardware: Hardware) -> Workload:
+        spec = replace(self.scenario.export, **{self.scenario.vary: length}).on(
+            hardware
+        )
+        if spec not in self.loaded:
+            self.loaded[spec] = load_workload(spec, self.ctx.work, self.ctx.log)
+        return self.loaded[spec]
+
+
+@dataclass(frozen=True)
+class LongestSequence:
+    name: str
+    title: str
+    export: Export
+    vary: str
+    """The `Export` field that grows: `seq` or `kv_len`."""
+    lengths: tuple[int, ...]
+    start: int
+    """The length the search starts from."""
+    presets: tuple[str, ...]
+    paper: str
+    limit: float | None = None
+    """A slowdown over `none` a fitting run must also stay within (None: any)."""
+    hbm_capacity: str | None = None
+    """Fixed HBM (default: each preset's)."""
+    place_arguments: bool = False
+    policies: tuple[str, ...] = ("none", "reactive-lru", "hyperoffload")
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        lengths = _Lengths(self, ctx)
+        presets = [self._preset(lengths, name, ctx) for name in self.presets]
+        return {
+            "name": self.name,
+            "kind": "longest-sequence",
+            "title": self.title,
+            "paper": self.paper,
+            "limit": self.limit,
+            "command": replace(self.export, **{self.vary: 0}).command.replace(
+                f"--{self.vary.replace('_', '-')} 0",
+                f"--{self.vary.replace('_', '-')} N",
+            ),
+            "vary": self.vary,
+            "workloads": [
+                {"length": getattr(spec, self.vary), **_workload_fields(w)}
+                for spec, w in lengths.loaded.items()
+            ],
+            "presets": presets,
+        }
+
+    def _preset(self, lengths: _Lengths, name: str, ctx: Context) -> dict[str, Any]:
+        hardware = load_hardware(name, self.hbm_capacity)
+        capacity = hardware.hbm_capacity
+        probes: dict[tuple[str, int], _Probe] = {}
+
+        def probe(policy: str, length: int) -> bool:
+            key = (policy, length)
+            if key not in probes:
+                probes[key] = self._probe(
+                    policy, lengths.get(length, hardware), hardware
+                )
+                found = probes[key]
+                ctx.log(
+                    f"{name}: {policy} at {length}: {'fits' if found.fits else 'does not fit'}"
+                )
+            return probes[key].fits
+
+        longest: dict[str, dict[str, Any]] = {}
+        index = self.lengths.index(self.start)
+        for policy in self.policies:
+            best = _gallop(self.lengths, index, lambda n, p=policy: probe(p, n))
+            entry: dict[str, Any] = {"length": best}
+            if best is not None:
+                result = probes[(policy, best)].result
+                assert result is not None
+                tokens = replace(self.export, **{self.vary: best}).tokens
+                entry |= {
+                    "peak_hbm_bytes": result.peak_hbm_bytes,
+                    "makespan_s": result.makespan_s,
+                    "tokens_per_s": tokens / result.makespan_s,
+                }
+                index = self.lengths.index(best)
+            longest[policy] = entry
+        tried = [
+            {
+                "policy": policy,
+                "length": length,
+                "fits": probe_.fits,
+                **(
+                    {}
+                    if probe_.result is None
+                    else {
+                        "peak_hbm_bytes": probe_.result.peak_hbm_bytes,
+                        "makespan_s": probe_.result.makespan_s,
+                        "oom": probe_.result.oom is not None,
+                    }
+                ),
+            }
+            for (policy, length), probe_ in sorted(
+                probes.items(), key=lambda kv: kv[0][1]
+            )
+        ]
+        plot = f"{self.name}-{name}.png"
+        write_longest_plot(tried, capacity, ctx.out / plot, f"{self.title} on {name}")
+        return {
+            "hardware": name,
+            "hbm_capacity_bytes": capacity,
+            "longest": longest,
+            "tried": tried,
+            "plots": [plot],
+        }
+
+    def _probe(self, policy: str, workload: Workload, hardware: Hardware) -> _Probe:
+        capacity = hardware.hbm_capacity
+        baseline = workload.baseline(hardware)
+        none = baseline.none
+
+        def verdict(result: SimResult) -> _Probe:
+            slow = result.makespan_s / none.makespan_s - 1
+            ok = result.oom is None and (
+                self.limit is None or slow <= self.limit + 1e-12
+            )
+            return _Probe(ok, result)
+
+        if policy == "none":
+            return _Probe(none.peak_hbm_bytes <= capacity, none)
+        if none.bound_peak_bytes > capacity:  # one op's inputs and outputs exceed HBM
+            return _Probe(False, None)
+        if policy == "reactive-lru":
+            return verdict(
+                run_policy(
+                    policy,
+                    baseline.stripped,
+                    baseline.stripped,
+                    hardware,
+                    capacity,
+                    PolicyOptions(),
+                )
+            )
+        module = workload.module.clone()
+        try:
+            PipelinePass(
+                hardware=hardware.name, place_arguments=self.place_arguments
+            ).plan(workload.ctx, module, capacity)
+        except (PassFailedException, VerifyException):
+            return _Probe(False, None)
+        planned, _, _ = program_schedules(module, hardware)
+        return verdict(
+            run_policy(
+                "plan", planned, baseline.stripped, hardware, capacity, PolicyOptions()
+            )
+        )
+
+
+def _gallop(
+    lengths: tuple[int, ...], start: int, fits: Callable[[int], bool]
+) -> int | None:
+    """The longest length that fits, walking from `lengths[start]` (fitting is monotone)."""
+    index = start
+    if fits(lengths[index]):
+        while index + 1 < len(lengths) and fits(lengths[index + 1]):
+            index += 1
+        return lengths[index]
+    while index > 0:
+        index -= 1
+        if fits(lengths[index]):
+            return lengths[index]
+    return None

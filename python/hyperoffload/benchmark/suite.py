@@ -1,0 +1,94 @@
+"""
+Run a suite: scenarios in worker processes (longest first), progress on
+stderr, results as JSON, Markdown and PNG plots in one folder.
+
+```python
+results = run_suite("quick", out=Path("bench-out"), work=Path("build/bench"), jobs=1)
+```
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from hyperoffload.benchmark.markdown import suite_markdown
+from hyperoffload.benchmark.scenarios import Context
+from hyperoffload.benchmark.suites import SUITES, Scenario
+from hyperoffload.benchmark.workloads import BenchError
+
+
+def _run_one(
+    scenario: Scenario, work: Path, out: Path, started: float
+) -> dict[str, Any]:
+    def log(message: str) -> None:
+        elapsed = time.perf_counter() - started
+        print(
+            f"[bench {elapsed:6.0f} s] {scenario.name}: {message}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    start = time.perf_counter()
+    log("start")
+    try:
+        result = scenario.run(Context(work, out, log))
+    except BenchError as err:
+        log(f"failed: {err}")
+        result: dict[str, Any] = {
+            "name": scenario.name,
+            "kind": "failed",
+            "title": scenario.title,
+            "paper": scenario.paper,
+            "error": str(err),
+        }
+    result["wall_s"] = time.perf_counter() - start
+    log(f"done in {result['wall_s']:.0f} s")
+    return result
+
+
+def select(suite: str, only: list[str] | None = None) -> list[Scenario]:
+    """The suite's scenarios, or those of them named in `only`."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite '{suite}' (known: {', '.join(SUITES)})")
+    scenarios = list(SUITES[suite])
+    if only:
+        names = {s.name for s in scenarios}
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            raise ValueError(
+                f"no scenario {', '.join(unknown)} in suite '{suite}' (known: {', '.join(sorted(names))})"
+            )
+        scenarios = [s for s in scenarios if s.name in only]
+    return scenarios
+
+
+def run_suite(
+    suite: str, out: Path, work: Path, jobs: int = 2, only: list[str] | None = None
+) -> dict[str, Any]:
+    """Run the scenarios, write results.json, results.md and the plots to `out`."""
+    scenarios = select(suite, only)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    if jobs <= 1:
+        results = [_run_one(s, work, out, started) for s in scenarios]
+    else:
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+            futures: list[Future[dict[str, Any]]] = [
+                pool.submit(_run_one, s, work, out, started) for s in scenarios
+            ]
+            results = [f.result() for f in futures]
+    summary: dict[str, Any] = {
+        "suite": suite,
+        "jobs": jobs,
+        "wall_s": time.perf_counter() - started,
+        "scenarios": results,
+    }
+    (out / "results.json").write_text(json.dumps(summary, indent=1))
+    (out / "results.md").write_text(suite_markdown(summary))
+    return summary

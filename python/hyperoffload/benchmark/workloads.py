@@ -1,0 +1,158 @@
+"""
+Benchmark workloads: zoo programs exported by `hyperoffload-gen` (in a child
+process: torch-mlir and the MLIR bindings cannot share one), cached on disk,
+parsed once and measured against the `none` reference on each preset.
+
+```python
+spec = Export("llama3-8b", "train", layers=32, seq=2048)
+workload = load_workload(spec, Path("build/bench"), log)
+baseline = workload.baseline(load_hardware("ascend-910c"))
+```
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from hyperoffload.extract import main_function, program_schedules
+from hyperoffload.hardware import Hardware
+from hyperoffload.parsing import parse_mlir
+from hyperoffload.policies import PolicyOptions, run_policy
+from hyperoffload.schedule import Schedule
+from hyperoffload.simulator import SimResult
+
+Log = Callable[[str], None]
+
+
+class BenchError(ValueError):
+    """A workload that could not be exported or read."""
+
+
+@dataclass(frozen=True)
+class Export:
+    """One `hyperoffload-gen` invocation."""
+
+    model: str
+    mode: str
+    layers: int | None = None
+    seq: int | None = None
+    kv_len: int | None = None
+    dtype: str = "bf16"
+    dense_layers: int | None = None
+    tier: str = "remote"
+    """Where parameters and KV cache live (a tier the hardware offers)."""
+
+    def argv(self) -> list[str]:
+        args = [self.model, "--mode", self.mode, "--dtype", self.dtype]
+        if self.tier != "remote":
+            args += ["--tier", self.tier]
+        for flag, value in (
+            ("--layers", self.layers),
+            ("--seq", self.seq),
+            ("--kv-len", self.kv_len),
+            ("--dense-layers", self.dense_layers),
+        ):
+            if value is not None:
+                args += [flag, str(value)]
+        return args
+
+    @property
+    def command(self) -> str:
+        return "hyperoffload-gen " + " ".join(self.argv())
+
+    @property
+    def tokens(self) -> int:
+        """Tokens one call processes (batch 1): the prompt, or one decoded token."""
+        return 1 if self.mode == "decode" else self.seq or 16
+
+    def on(self, hardware: Hardware) -> Export:
+        """This export with its arguments in a tier `hardware` has."""
+        return replace(self, tier=hardware.offload_tier)
+
+    def file_name(self) -> str:
+        return "_".join(a.lstrip("-") for a in self.argv()) + ".mlir"
+
+
+@dataclass
+class Baseline:
+    """A workload on one preset: its unplanned schedule and the `none` run."""
+
+    hardware: Hardware
+    stripped: Schedule
+    none: SimResult
+
+
+@dataclass
+class Workload:
+    spec: Export
+    ctx: Context
+    module: ModuleOp
+    ops: int
+    export_s: float
+    """Seconds `hyperoffload-gen` took (0 when the export was cached)."""
+    parse_s: float
+    baselines: dict[str, Baseline] = field(default_factory=dict[str, Baseline])
+
+    def baseline(self, hardware: Hardware) -> Baseline:
+        if hardware.name not in self.baselines:
+            _, stripped, _ = program_schedules(self.module, hardware)
+            none = run_policy(
+                "none", stripped, stripped, hardware, None, PolicyOptions()
+            )
+            self.baselines[hardware.name] = Baseline(hardware, stripped, none)
+        return self.baselines[hardware.name]
+
+
+def export_program(spec: Export, directory: Path, log: Log) -> tuple[Path, float]:
+    """The exported file (reused when present) and the seconds the export took."""
+    path = directory / spec.file_name()
+    if path.exists():
+        log(f"reusing {path}")
+        return path, 0.0
+    directory.mkdir(parents=True, exist_ok=True)
+    log(f"exporting: {spec.command}")
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    start = time.perf_counter()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hyperoffload.tools.hyperoffload_gen",
+            *spec.argv(),
+            "-o",
+            str(partial),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        partial.unlink(missing_ok=True)
+        reason = done.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise BenchError(f"{spec.command} failed: {reason[0]}")
+    partial.replace(path)
+    return path, seconds
+
+
+def load_workload(spec: Export, directory: Path, log: Log) -> Workload:
+    """Export (or reuse) and parse one program."""
+    from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
+
+    path, export_s = export_program(spec, directory, log)
+    ctx = HyperoffloadOptMain(args=[]).ctx
+    start = time.perf_counter()
+    module = parse_mlir(ctx, path.read_text(), str(path))
+    parse_s = time.perf_counter() - start
+    ops = sum(1 for _ in main_function(module).body.block.ops)
+    log(f"{spec.file_name()}: {ops} ops, parsed in {parse_s:.1f} s")
+    return Workload(spec, ctx, module, ops, export_s, parse_s)

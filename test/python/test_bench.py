@@ -1,0 +1,88 @@
+"""
+`hyperoffload-bench --suite quick`: the tiny versions of the default suite's
+scenario kinds run end to end (exports in child processes, plans, every
+policy), and the results hold together: each best setting is within its
+limit, ours is among the settings tried, the longest-length answers agree
+with the probes. Needs the `torch` extra.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hyperoffload.benchmark.suite import run_suite
+from hyperoffload.tools.hyperoffload_bench import main as bench_main
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    out = tmp_path_factory.mktemp("bench")
+    return run_suite("quick", out, out / "work", jobs=2), out
+
+
+def _scenario(results: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in results["scenarios"] if s["name"] == name)
+
+
+def test_outputs_are_written(quick: tuple[dict[str, Any], Path]) -> None:
+    results, out = quick
+    assert json.loads((out / "results.json").read_text()) == results
+    markdown = (out / "results.md").read_text()
+    for scenario in results["scenarios"]:
+        assert "error" not in scenario
+        assert scenario["title"] in markdown
+        for preset in scenario["presets"]:
+            for plot in preset["plots"]:
+                assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("name", ["tiny-llama-train", "tiny-llama-decode"])
+def test_best_settings_are_within_the_limit(
+    quick: tuple[dict[str, Any], Path], name: str
+) -> None:
+    scenario = _scenario(quick[0], name)
+    preset = scenario["presets"][0]
+    rows = {row["policy"]: row for row in preset["rows"]}
+    none, ours = rows["none"], rows["hyperoffload"]
+    for row in rows.values():
+        if "peak_hbm_bytes" in row:
+            assert row["slowdown"] <= scenario["limit"] + 1e-9
+            assert row["makespan_s"] >= preset["bound_time_s"] * (1 - 1e-9)
+    assert ours["peak_hbm_bytes"] < none["peak_hbm_bytes"]
+    tried = [
+        p
+        for p in preset["points"]
+        if p["policy"] == "hyperoffload"
+        and p["peak_hbm_bytes"] == ours["peak_hbm_bytes"]
+    ]
+    assert tried, "ours reports a setting it tried"
+    assert ours["passes_s"] > 0
+    assert ours["target_search_s"] > 0
+
+
+def test_longest_length_agrees_with_the_probes(
+    quick: tuple[dict[str, Any], Path],
+) -> None:
+    scenario = _scenario(quick[0], "tiny-llama-prefill")
+    preset = scenario["presets"][0]
+    capacity = preset["hbm_capacity_bytes"]
+    for policy, entry in preset["longest"].items():
+        probes = {t["length"]: t for t in preset["tried"] if t["policy"] == policy}
+        longest = entry["length"]
+        assert longest is None or probes[longest]["fits"]
+        assert not any(
+            p["fits"] for n, p in probes.items() if longest is None or n > longest
+        )
+        if longest is not None:
+            assert entry["peak_hbm_bytes"] <= capacity
+    none = preset["longest"]["none"]["length"] or 0
+    assert (preset["longest"]["hyperoffload"]["length"] or 0) > none
+
+
+def test_unknown_scenario_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_main(["--suite", "quick", "--only", "nope", "--list"]) == 1
+    assert "no scenario nope in suite 'quick'" in capsys.readouterr().err
+    assert bench_main(["--suite", "huge", "--list"]) == 1
+    assert "unknown suite 'huge'" in capsys.readouterr().err
