@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 ## Parse, verify and print the default example (a two-layer MLP that offloads),
 ## then the real thing end to end: export the LLaMA-3-8B training step (32
-## layers, seq 2048, bf16) from PyTorch, plan it for 36 GB of HBM on the
+## layers, seq 2048, bf16) from PyTorch, plan it for 30 GB of HBM on the
 ## Ascend 910C preset, and simulate the plan beside every other memory policy.
 run: $(STAMP)
 	$(BIN)/hyperoffload-opt examples/offload_mlp.mlir
@@ -22,10 +22,10 @@ run: $(STAMP)
 	$(BIN)/hyperoffload-gen llama3-8b --mode train --layers 32 --seq 2048 --dtype bf16 \
 		-o build/llama3_8b_train.mlir
 	$(BIN)/hyperoffload-opt build/llama3_8b_train.mlir \
-		-p 'hyperoffload-pipeline{hardware=ascend-910c hbm-capacity=36GB}' \
+		-p 'hyperoffload-pipeline{hardware=ascend-910c hbm-capacity=30GB}' \
 		-o build/llama3_8b_train.planned.mlir
 	$(BIN)/hyperoffload-sim build/llama3_8b_train.planned.mlir --hardware ascend-910c \
-		--hbm-capacity 36GB --policy all --plot timeline.png
+		--hbm-capacity 30GB --policy all --plot timeline.png
 
 ## All tests: lit/FileCheck, pytest, then ruff and pyright.
 test: lit pytest lint

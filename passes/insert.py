@@ -100,9 +100,16 @@ class _Placement:
 
 
 def _apply_value(
-    plan: ValuePlan, function: FuncOp, placement: _Placement, distance: int
+    plan: ValuePlan,
+    function: FuncOp,
+    placement: _Placement,
+    distance: int,
+    offload_tier: str,
 ) -> None:
-    """Insert the store, detaches and prefetches of one value's plan."""
+    """
+    Insert the store, detaches and prefetches of one value's plan; stores go
+    to `offload_tier`, or to the tier a written-back result names.
+    """
     info = plan.info
     end = len(placement.ops)
     current: SSAValue | None
@@ -115,7 +122,7 @@ def _apply_value(
         handle: SSAValue = function.args[index]
         reader, current = handle, None
     else:
-        store = StoreOp(info.value)
+        store = StoreOp(info.value, Tier(plan.write_back or offload_tier))
         if info.value.name_hint:
             store.handle.name_hint = f"{info.value.name_hint}_remote"
         placement.place_after(info.producer, store, first=True)
@@ -253,7 +260,13 @@ class InsertPass(ModulePass):
         plan = plan_offload(graph, hardware, options)
         placement = _Placement(graph.ops, lazy=self.detach == "lazy")
         for value_plan in plan.values:
-            _apply_value(value_plan, function, placement, self.prefetch_distance)
+            _apply_value(
+                value_plan,
+                function,
+                placement,
+                self.prefetch_distance,
+                hardware.offload_tier,
+            )
         placement.apply(Rewriter())
         _place_in_hbm(function, plan.placed)
         function.update_function_type()

@@ -3,7 +3,7 @@
 import sys
 from collections.abc import Callable
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 
 def format_parse_error(err: ParseError) -> str:
@@ -22,6 +22,9 @@ def run_reporting_errors(tool: str, run: Callable[[], int | None]) -> int:
         status = run()
     except ParseError as err:
         print(format_parse_error(err), file=sys.stderr)
+        return 1
+    except ArgSpecParseError as err:  # a malformed -p pipeline (a BaseException)
+        print(f"{tool}: error: {str(err).rstrip()}", file=sys.stderr)
         return 1
     except DiagnosticException as err:
         print(str(err).rstrip(), file=sys.stderr)

@@ -13,7 +13,9 @@ With `reactive=True` the interpreter is a runtime swapper instead (see
 `hyperoffload.policies`): a read of a buffer that is not resident fetches it
 on demand and stalls; an allocation that does not fit evicts the least
 recently used buffers the current step does not need, storing them first if
-no copy of them exists elsewhere.
+they are still live (read later, or the caller's: arguments and results) and
+no copy of them exists elsewhere. A result it evicted ends the run in the
+pool (a relaxation in its favour: the contract wants results in HBM).
 
 ```python
 result = simulate(schedule, load_hardware("ascend-910c"), capacity=32 * 10**9)
@@ -182,10 +184,11 @@ class _Run:
                 return
             if victim in keep:
                 continue
-            if (
+            live = (
                 self.last_read.get(victim, -1) > self.step_index
-                and victim not in self.has_copy
-            ):
+                or self.buffers[victim].pinned  # the caller's: a result or argument
+            )
+            if live and victim not in self.has_copy:
                 tier = self._tier_of(victim)
                 end = self._start_transfer(victim, tier, to_device=False, name="evict")
                 self.now = max(self.now, end)  # the swap-out completes before the free

@@ -1,6 +1,8 @@
 // RUN: hyperoffload-opt %s -p 'hyperoffload-insert{hbm-capacity=16384 prefetch-distance=0}' | filecheck %s
 // RUN: hyperoffload-opt %s -p 'hyperoffload-insert{hbm-capacity=16384 prefetch-distance=0 detach=lazy}' | filecheck %s --check-prefix=LAZY
 // RUN: hyperoffload-opt %s -p 'hyperoffload-insert{hbm-capacity=16384 prefetch-distance=0}' | hyperoffload-sim /dev/stdin --hbm-capacity 16384 --json | filecheck %s --check-prefix=SIM
+// RUN: hyperoffload-opt %s -p 'hyperoffload-insert{hardware="%inputs/round-host.toml" hbm-capacity=16384 prefetch-distance=0}' | filecheck %s --check-prefix=HOST
+// RUN: hyperoffload-opt %s -p 'hyperoffload-insert{hardware="%inputs/round-host.toml" hbm-capacity=16384 prefetch-distance=0}' | hyperoffload-sim /dev/stdin --hardware %inputs/round-host.toml --hbm-capacity 16384 --json | filecheck %s --check-prefix=SIM
 
 // Each tensor<1024xf32> is 4096 B. Unmodified, the peak is 20480 B at %b
 // (x, h, f0, a, b). %h is produced in the "forward" part and read again at the
@@ -23,6 +25,10 @@
 // LAZY:      %c = arith.addf %a, %b
 // LAZY-NEXT: hyperoffload.detach %h
 // LAZY-NEXT: %h_1 = hyperoffload.prefetch %h_remote
+
+// Hardware with host memory and no remote pool (as the GPU presets): stores go
+// to the host.
+// HOST: %h_remote = hyperoffload.store %h : tensor<1024xf32> -> !hyperoffload.remote<tensor<1024xf32>, host>
 
 // SIM: "peak_hbm_bytes": 16384,
 // SIM: "oom": false,

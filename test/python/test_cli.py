@@ -31,6 +31,11 @@ def test_example_round_trips(capsys: pytest.CaptureFixture[str]) -> None:
             "bad.mlir:2:3: error: detach of live data",
         ),
         (["-p", "no-such-pass", "ok.mlir"], "", "Unrecognized passes"),
+        (
+            ["-p", "hyperoffload-insert{hardware=a/b.toml}", "ok.mlir"],
+            "",
+            "error: Error parsing pass pipeline specification",
+        ),
     ],
 )
 def test_bad_input_is_a_diagnostic(

@@ -25,10 +25,13 @@ def _peak_section(scenario: dict[str, Any]) -> list[str]:
                     + " - |" * 7
                 )
                 continue
+            reference = row["policy"] == "none"
+            peak = "-" if reference else f"{-row['peak_reduction']:+.1%}"
+            slowdown = "-" if reference else f"{row['slowdown']:+.2%}"
             lines.append(
                 f"| {row['policy']} | {row['setting']} | {format_bytes(row['peak_hbm_bytes'])} "
-                f"| {-row['peak_reduction']:+.1%} | {format_seconds(row['makespan_s'])} "
-                f"| {row['slowdown']:+.2%} | {format_seconds(row['exposed_transfer_s'])} "
+                f"| {peak} | {format_seconds(row['makespan_s'])} | {slowdown} "
+                f"| {format_seconds(row['exposed_transfer_s'])} "
                 f"| {format_bytes(row['bytes_moved'])} | {row['tokens_per_s']:,.0f} |"
             )
         ours = preset["rows"][-1]
@@ -84,9 +87,10 @@ def _workload_lines(scenario: dict[str, Any]) -> list[str]:
             f"Program: `{scenario['command']}` ({scenario['ops']:,} ops; export "
             f"{scenario['export_s']:.1f} s, parse {scenario['parse_s']:.1f} s)."
         ]
-    sizes = ", ".join(
-        f"{w['length']:,}: {w['ops']:,} ops, export {w['export_s']:.1f} s, parse {w['parse_s']:.1f} s"
-        for w in sorted(scenario["workloads"], key=lambda w: w["length"])
+    sizes = "; ".join(
+        f"{w['length']:,}{' (' + w['tier'] + ')' if w['tier'] != 'remote' else ''}: "
+        f"{w['ops']:,} ops, export {w['export_s']:.1f} s, parse {w['parse_s']:.1f} s"
+        for w in sorted(scenario["workloads"], key=lambda w: (w["tier"], w["length"]))
     )
     return [f"Programs: `{scenario['command']}` ({sizes})."]
 

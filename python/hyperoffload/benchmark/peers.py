@@ -117,7 +117,11 @@ class PolicySearch:
         return Best("reactive-lru", f"capacity {format_bytes(high)}", best)
 
     def distance(self) -> Best:
-        best = Best("distance", "", None)
+        best = Best(
+            "distance",
+            f"none of {len(list(product(*DISTANCE_GRID)))} grid points",
+            None,
+        )
         for select, prefetch, release in product(*DISTANCE_GRID):
             setting = f"select {select}, prefetch {prefetch}, release {release}"
             result = self._run(

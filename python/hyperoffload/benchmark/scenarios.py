@@ -214,7 +214,11 @@ class LongestSequence:
             ),
             "vary": self.vary,
             "workloads": [
-                {"length": getattr(spec, self.vary), **_workload_fields(w)}
+                {
+                    "length": getattr(spec, self.vary),
+                    "tier": spec.tier,
+                    **_workload_fields(w),
+                }
                 for spec, w in lengths.loaded.items()
             ],
             "presets": presets,
