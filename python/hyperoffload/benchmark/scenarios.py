@@ -92,6 +92,7 @@ class PeakAtSlowdown:
     """HBM of every preset (default: each preset's own)."""
 
     def run(self, ctx: Context) -> dict[str, Any]:
+        ctx.out.mkdir(parents=True, exist_ok=True)
         workloads: dict[Export, Workload] = {}
         presets: list[dict[str, Any]] = []
         for name in self.presets:
@@ -200,6 +201,7 @@ class LongestSequence:
     policies: tuple[str, ...] = ("none", "reactive-lru", "hyperoffload")
 
     def run(self, ctx: Context) -> dict[str, Any]:
+        ctx.out.mkdir(parents=True, exist_ok=True)
         lengths = _Lengths(self, ctx)
         presets = [self._preset(lengths, name, ctx) for name in self.presets]
         return {
