@@ -280,8 +280,9 @@ class _Planner:
             round_trip = link.transfer_time(info.bytes, False) + link.transfer_time(
                 info.bytes, True
             )
-            for gap in info.gaps():
-                if gap.ops < 1 or gap.time_s < options.min_gap_s or gap.after < busy:
+            for whole in info.gaps():
+                gap = self.after_aliases(whole, busy)
+                if gap is None or gap.ops < 1 or gap.time_s < options.min_gap_s:
                     continue
                 plan = ValuePlan(info, [gap], stored=True)
                 benefit = info.bytes * gap.time_s
@@ -295,6 +296,19 @@ class _Planner:
         hidden.sort(key=lambda c: (-c[0], -c[1]))
         exposed.sort(key=lambda c: (-c[0], -c[1]))
         return [plan for *_, plan in hidden + exposed]
+
+    def after_aliases(self, gap: Gap, busy: int) -> Gap | None:
+        """The part of `gap` after op `busy`, where no alias holds the buffer."""
+        if busy <= gap.after:
+            return gap
+        if busy >= gap.before:
+            return None
+        return Gap(
+            busy,
+            gap.before,
+            gap.before - busy - 1,
+            self.graph.time_between(busy, gap.before),
+        )
 
     def aliases_busy_until(self, info: ValueInfo) -> int | None:
         """
