@@ -29,11 +29,12 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from hyperoffload.diagnostics import verify_module
 from hyperoffload.extract import program_schedules
-from hyperoffload.hardware import load_hardware
+from hyperoffload.hardware import Hardware, load_hardware
 from hyperoffload.lifetimes import CATEGORIES
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.move_window import MoveWindowPass
 from hyperoffload.policies import PolicyOptions, run_policy
+from hyperoffload.schedule import Schedule
 from hyperoffload.simulator import SimResult
 from hyperoffload.units import format_bytes
 
@@ -86,6 +87,29 @@ class PipelinePass(ModulePass):
             capacity = self.smallest_target(ctx, op, self.max_slowdown)
         self.plan(ctx, op, capacity)
 
+    def simulated_plan(
+        self,
+        ctx: Context,
+        op: ModuleOp,
+        capacity: int,
+        hardware: Hardware,
+        stripped: Schedule,
+    ) -> SimResult | None:
+        """
+        Plan a copy of `op` for `capacity` and simulate it on `hardware` beside
+        `stripped` (the program without offload ops); None if no plan meets it.
+        """
+        trial = op.clone()
+        try:
+            with redirect_stderr(StringIO()):  # unmet-target warnings of trials
+                self.plan(ctx, trial, capacity)
+        except (PassFailedException, VerifyException):
+            return None
+        planned, _, _ = program_schedules(trial, hardware)
+        return run_policy(
+            "plan", planned, stripped, hardware, capacity, PolicyOptions()
+        )
+
     def smallest_target(
         self,
         ctx: Context,
@@ -103,7 +127,6 @@ class PipelinePass(ModulePass):
         options = PolicyOptions()
         _, stripped, _ = program_schedules(op, hardware)
         none = run_policy("none", stripped, stripped, hardware, None, options)
-        limit = none.makespan_s * (1 + slowdown)
         low, high = (
             none.bound_peak_bytes,
             min(none.peak_hbm_bytes, hardware.hbm_capacity),
@@ -113,22 +136,12 @@ class PipelinePass(ModulePass):
             if high - low <= max(1, none.peak_hbm_bytes // 1000):
                 break
             middle = (low + high) // 2
-            trial = op.clone()
-            try:
-                with redirect_stderr(StringIO()):  # unmet-target warnings of trials
-                    self.plan(ctx, trial, middle)
-            except (PassFailedException, VerifyException):  # infeasible: search above
-                low = middle
-                if on_trial is not None:
-                    on_trial(middle, None)
-                continue
-            planned, _, _ = program_schedules(trial, hardware)
-            result = run_policy("plan", planned, stripped, hardware, middle, options)
+            result = self.simulated_plan(ctx, op, middle, hardware, stripped)
             if on_trial is not None:
                 on_trial(middle, result)
-            if result.oom is None and result.makespan_s <= limit:
+            if result is not None and result.within(none, slowdown):
                 best = high = middle
-            else:
+            else:  # infeasible or too slow: search above
                 low = middle
         print(
             f"hyperoffload-pipeline: smallest target within {slowdown:.1%} slowdown: "

@@ -31,7 +31,7 @@ def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
     if n == 0:
         return 0
     live = np.array(graph.timeline, dtype=np.int64)
-    prefix = np.concatenate(([0.0], np.cumsum(graph.op_time)))
+    prefix = np.asarray(graph.prefix)
     removable = np.zeros(n + 1, dtype=np.int64)  # a difference array over ops
     link = hardware.link(hardware.offload_tier)
     for info in graph.values:

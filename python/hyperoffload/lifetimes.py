@@ -93,7 +93,8 @@ class ProgramGraph:
         self.schedule = schedule
         self.compute_of_op = compute_of_op
         self.timeline = timeline
-        self._prefix = [0.0, *accumulate(op_time)]
+        self.prefix = [0.0, *accumulate(op_time)]
+        """Compute time before each op (and, last, in all)."""
 
     @property
     def peak(self) -> int:
@@ -107,7 +108,7 @@ class ProgramGraph:
         """Compute time of the ops strictly between two positions."""
         start = min(max(after + 1, 0), len(self.ops))
         end = min(max(before, start), len(self.ops))
-        return self._prefix[end] - self._prefix[start]
+        return self.prefix[end] - self.prefix[start]
 
     @staticmethod
     def build(function: func.FuncOp, costs: CostModel) -> ProgramGraph:

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
 
 from xdsl.dialects.builtin import DictionaryAttr
 
@@ -137,7 +136,6 @@ class _Planner:
         self.options = options
         starts = sorted(graph.compute_of_op)
         self.compute_ops = starts  # op indices that have a compute step, in order
-        self.prefix = [0.0, *accumulate(graph.op_time)]  # compute time before each op
         self.aliases: dict[int, list[ValueInfo]] = {}
         for info in graph.values:
             if info.buffer is not None:
@@ -344,8 +342,10 @@ class _Planner:
             windows = self.windows(
                 plan, [self.lead(gap.before, fetch) for gap in plan.gaps]
             )
-            resident = sum(self.prefix[b + 1] - self.prefix[a] for a, b in windows)
-            out = self.prefix[-1] - resident
+            resident = sum(
+                self.graph.prefix[b + 1] - self.graph.prefix[a] for a, b in windows
+            )
+            out = self.graph.prefix[-1] - resident
             later = sum(gap.time_s for gap in plan.gaps)
             ranked.append(
                 (self.reducible(plan, windows) * out, info.bytes * later, fetch, plan)
@@ -365,7 +365,7 @@ class _Planner:
 
     def lead(self, before: int, fetch: float) -> int:
         """The last op starting `fetch` seconds of compute or more before op `before` (or 0)."""
-        prefix = self.prefix
+        prefix = self.graph.prefix
         return max(0, bisect_right(prefix, prefix[before] - fetch) - 1)
 
     def reserve(
@@ -382,8 +382,8 @@ class _Planner:
         starts: list[int] = []
         for gap in plan.gaps:
             need, op, taken = fetch, gap.before, 0.0
-            earliest = self.prefix[gap.before] - 2 * fetch
-            while need > 0 and op > 0 and self.prefix[op] > earliest:
+            earliest = self.graph.prefix[gap.before] - 2 * fetch
+            while need > 0 and op > 0 and self.graph.prefix[op] > earliest:
                 op -= 1
                 taken = min(trial[op], need)
                 trial[op] -= taken

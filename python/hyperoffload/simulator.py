@@ -78,6 +78,12 @@ class SimResult:
         """Time the compute stream was not computing: waiting for transfers or memory."""
         return max(0.0, self.makespan_s - self.compute_s)
 
+    def within(self, reference: SimResult, slowdown: float) -> bool:
+        """No out-of-memory, and at most `slowdown` (e.g. 0.02) slower than `reference`."""
+        return self.oom is None and self.makespan_s <= reference.makespan_s * (
+            1 + slowdown
+        )
+
 
 class _Run:
     def __init__(

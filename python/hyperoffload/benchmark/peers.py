@@ -75,7 +75,7 @@ class PolicySearch:
         return result.makespan_s / self.baseline.none.makespan_s - 1
 
     def within(self, result: SimResult) -> bool:
-        return result.oom is None and self.slowdown(result) <= self.limit + 1e-12
+        return result.within(self.baseline.none, self.limit)
 
     def _run(
         self, policy: str, setting: str, capacity: int | None, options: PolicyOptions

@@ -22,14 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from xdsl.utils.exceptions import PassFailedException, VerifyException
-
 from hyperoffload.benchmark.peers import Best, PolicySearch
 from hyperoffload.benchmark.plots import write_longest_plot, write_tradeoff_plot
 from hyperoffload.benchmark.workloads import Export, Log, Workload, load_workload
 from hyperoffload.bounds import memory_lower_bound
 from hyperoffload.cost import CostModel
-from hyperoffload.extract import main_function, program_schedules
+from hyperoffload.extract import main_function
 from hyperoffload.hardware import Hardware, load_hardware
 from hyperoffload.lifetimes import ProgramGraph
 from hyperoffload.passes.pipeline import PipelinePass
@@ -204,6 +202,7 @@ class LongestSequence:
         ctx.out.mkdir(parents=True, exist_ok=True)
         lengths = _Lengths(self, ctx)
         presets = [self._preset(lengths, name, ctx) for name in self.presets]
+        flag = "--" + self.vary.replace("_", "-")
         return {
             "name": self.name,
             "kind": "longest-sequence",
@@ -211,8 +210,7 @@ class LongestSequence:
             "paper": self.paper,
             "limit": self.limit,
             "command": replace(self.export, **{self.vary: 0}).command.replace(
-                f"--{self.vary.replace('_', '-')} 0",
-                f"--{self.vary.replace('_', '-')} N",
+                f"{flag} 0", f"{flag} N"
             ),
             "vary": self.vary,
             "workloads": [
@@ -293,12 +291,11 @@ class LongestSequence:
         baseline = workload.baseline(hardware)
         none = baseline.none
 
-        def verdict(result: SimResult) -> _Probe:
-            slow = result.makespan_s / none.makespan_s - 1
-            ok = result.oom is None and (
-                self.limit is None or slow <= self.limit + 1e-12
-            )
-            return _Probe(ok, result)
+        def verdict(result: SimResult | None) -> _Probe:
+            if result is None:  # no plan meets the capacity
+                return _Probe(False, None)
+            limit = float("inf") if self.limit is None else self.limit
+            return _Probe(result.within(none, limit), result)
 
         if policy == "none":
             return _Probe(none.peak_hbm_bytes <= capacity, none)
@@ -315,17 +312,12 @@ class LongestSequence:
                     PolicyOptions(),
                 )
             )
-        module = workload.module.clone()
-        try:
-            PipelinePass(
-                hardware=hardware.name, place_arguments=self.place_arguments
-            ).plan(workload.ctx, module, capacity)
-        except (PassFailedException, VerifyException):
-            return _Probe(False, None)
-        planned, _, _ = program_schedules(module, hardware)
+        pipeline = PipelinePass(
+            hardware=hardware.name, place_arguments=self.place_arguments
+        )
         return verdict(
-            run_policy(
-                "plan", planned, baseline.stripped, hardware, capacity, PolicyOptions()
+            pipeline.simulated_plan(
+                workload.ctx, workload.module, capacity, hardware, baseline.stripped
             )
         )
 
