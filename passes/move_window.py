@@ -28,8 +28,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from hyperoffload.cost import CostModel, tensor_bytes
+from hyperoffload.cost import VIEW_OPS, CostModel, tensor_bytes
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType, StoreOp
+from hyperoffload.dialects.residency import ancestor_in
 from hyperoffload.extract import extract_schedule
 from hyperoffload.hardware import Hardware, load_hardware
 from hyperoffload.lifetimes import ProgramGraph
@@ -109,14 +110,17 @@ def _windows(
     return windows
 
 
-def _detach_anchor(skeleton: _Skeleton, detach: DetachOp, costs: CostModel) -> int:
-    """The last skeleton op reading the detached value or a view of it."""
+def _detach_anchor(skeleton: _Skeleton, detach: DetachOp, graph: ProgramGraph) -> int:
+    """The last skeleton op reading the detached value or a view of it (fused reads too)."""
     values: list[SSAValue] = [detach.value]
     uses: list[int | None] = []
+    fusion = graph.fusion
     while values:
         for use in values.pop().uses:
-            uses.append(skeleton.holder(use.operation))
-            if costs.is_view(use.operation) and use.index == 0:
+            holder = ancestor_in(skeleton.block, use.operation)
+            readers = fusion.roots_of.get(holder, ()) if holder else ()
+            uses += [skeleton.holder(use.operation), *map(skeleton.holder, readers)]
+            if isinstance(use.operation, VIEW_OPS) and use.index == 0:
                 values += use.operation.results
     last = max((u for u in uses if u is not None), default=-1)
     return max(last, skeleton.anchor_of_value(detach))
@@ -172,7 +176,8 @@ class MoveWindowPass(ModulePass):
             return
         graph = ProgramGraph.build(function, costs)
         live_by_op = dict(zip(graph.ops, graph.timeline, strict=True))
-        times = [costs.cost(o).time_s for o in skeleton.ops]
+        op_time = dict(zip(graph.ops, graph.op_time, strict=True))
+        times = [op_time[o] for o in skeleton.ops]
         start = np.concatenate(([0.0], np.cumsum(times)))
         live = np.array([live_by_op[o] for o in skeleton.ops], dtype=np.int64)
         windows = _windows(skeleton, prefetches, hardware)
@@ -190,7 +195,7 @@ class MoveWindowPass(ModulePass):
                     )  # right after the producer
                     if isinstance(offload, StoreOp)
                     else (
-                        _detach_anchor(skeleton, offload, costs) + 1,
+                        _detach_anchor(skeleton, offload, graph) + 1,
                         1,
                     )  # after the last use
                 )

@@ -1,15 +1,21 @@
 """
 The op cost model: FLOPs and HBM bytes from static shapes, time from a
-roofline on the hardware model plus a fixed per-op overhead.
+roofline on the hardware model plus a fixed per-kernel overhead.
 
 ```mlir
 %r = linalg.generic {indexing_maps = [...], iterator_types = ["parallel", "parallel", "reduction"]}
-    ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>) outs(%c : tensor<64x16xf32>) ...
+    ins(%a, %b : tensor<64x32xbf16>, tensor<32x16xbf16>) outs(%c : tensor<64x16xf32>) ...
 ```
-costs 64·16·32 iterations x 2 body FLOPs (mulf, addf), reads `a`, `b`, `c`
-and writes `r`; its time is `max(flops / (peak · eff), bytes / (bw · eff)) +
-overhead`. Estimates, not measurements: efficiency factors come from the
-hardware file.
+is a contraction (a reduction whose body multiplies): 64·16·32 multiply-
+accumulates, 2 FLOPs each (casts in the body are not FLOPs), on the tensor
+cores of its *input* type (bf16, whatever the accumulator). It reads `a` and
+`b` (and `c` only if the body reads its accumulator and `c` is not a fresh
+`tensor.empty` or fill) and writes `r`; its time is `max(flops / (peak ·
+efficiency), bytes / (bandwidth · memory efficiency)) + overhead`. Other ops
+run on the vector units (the `f32` peak). This is the cost of one op run
+alone; `hyperoffload.fusion` groups ops into the kernels a compiler would
+launch and prices each kernel with `CostModel.kernel`. Estimates, not
+measurements: the efficiency factors come from the hardware file.
 """
 
 from __future__ import annotations
@@ -23,10 +29,10 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
     IntegerType,
-    ShapedType,
     TensorType,
 )
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
@@ -121,20 +127,41 @@ class OpCost:
 
 _NO_COST = OpCost(0.0, 0, 0.0)
 
-_BODY_FREE = frozenset(
+
+@dataclass(frozen=True)
+class OpWork:
+    """What one op computes and moves, before any fusion."""
+
+    flops: float
+    dtype: str
+    """The element type whose peak prices the FLOPs (`f32` for the vector units)."""
+    contraction: bool
+    reads: tuple[SSAValue, ...]
+    """The tensors the op reads from memory (accumulators only if the body reads them)."""
+    writes: tuple[SSAValue, ...]
+    known: bool = True
+
+
+_CASTS = frozenset(
     {
-        "linalg.yield",
-        "linalg.index",
-        "arith.constant",
+        "arith.extf",
+        "arith.truncf",
+        "arith.sitofp",
+        "arith.uitofp",
+        "arith.fptosi",
+        "arith.fptoui",
+        "arith.extsi",
+        "arith.extui",
+        "arith.trunci",
         "arith.index_cast",
         "arith.bitcast",
-        "cf.assert",
     }
 )
+_BODY_FREE = _CASTS | {"linalg.yield", "linalg.index", "arith.constant", "cf.assert"}
 
 
 def _body_flops(op: Operation) -> int:
-    """Scalar ops executed per iteration of a linalg body (casts count; a copy is 0)."""
+    """Scalar arithmetic ops per iteration of a linalg body (casts and copies: 0)."""
     count = 0
     for region in op.regions:
         for inner in region.walk():
@@ -143,7 +170,45 @@ def _body_flops(op: Operation) -> int:
     return count
 
 
-def _domain(op: LinalgStructuredOperation) -> int:
+def is_reduction(op: Operation) -> bool:
+    """A linalg op with a reduction loop."""
+    return isinstance(op, LinalgStructuredOperation) and any(
+        it.data == IteratorType.REDUCTION for it in op.get_iterator_types()
+    )
+
+
+def is_contraction(op: Operation) -> bool:
+    """A reduction whose body multiplies: matmul, batch matmul, einsum-like."""
+    return is_reduction(op) and any(
+        inner.name in ("arith.mulf", "arith.muli") for inner in op.regions[0].walk()
+    )
+
+
+def is_init(value: SSAValue) -> bool:
+    """A `tensor.empty` or a fill (scalars broadcast): nothing a kernel must read."""
+    owner = value.owner
+    if isinstance(owner, tensor.EmptyOp):
+        return True
+    return (
+        isinstance(owner, LinalgStructuredOperation)
+        and len(owner.results) == 1
+        and all(tensor_type(v) is None for v in owner.inputs)
+    )
+
+
+def read_operands(op: LinalgStructuredOperation) -> list[SSAValue]:
+    """Inputs, and each `outs` init the body reads that is not a fresh init."""
+    block = op.body.block
+    reads = [v for v in op.inputs if tensor_type(v) is not None]
+    first_out = len(op.inputs)
+    for position, init in enumerate(op.outputs):
+        argument = block.args[first_out + position]
+        if argument.uses and not is_init(init):
+            reads.append(init)
+    return reads
+
+
+def domain_size(op: LinalgStructuredOperation) -> int:
     """Iterations of the loop nest: each loop's extent from an operand dim it indexes."""
     ranges: dict[int, int] = {}
     for value, map_attr in zip(op.operands, op.get_indexing_maps(), strict=False):
@@ -159,60 +224,143 @@ def _domain(op: LinalgStructuredOperation) -> int:
 
 
 class CostModel:
-    """Costs ops on one hardware model; remembers the ops it did not know."""
+    """Costs ops and kernels on one hardware model; remembers the ops it did not know."""
 
     def __init__(self, hardware: Hardware):
         self.hardware = hardware
         self.unknown_ops: set[str] = set()
+        self._work: dict[Operation, OpWork | None] = {}
         self._costs: dict[Operation, OpCost] = {}
 
     def is_view(self, op: Operation) -> bool:
         return isinstance(op, VIEW_OPS)
 
     def cost(self, op: Operation) -> OpCost:
-        """The cost of `op` (remembered: an op costs the same wherever it moves)."""
+        """The cost of `op` run alone (remembered: it costs the same wherever it moves)."""
         if op not in self._costs:
-            self._costs[op] = self._cost(op)
+            work = self.work(op)
+            self._costs[op] = (
+                _NO_COST if work is None else self.kernel(op, [work], attention=False)
+            )
         return self._costs[op]
 
-    def _cost(self, op: Operation) -> OpCost:
+    def work(self, op: Operation) -> OpWork | None:
+        """What `op` computes and moves; None for ops that take no device time."""
+        if op not in self._work:
+            self._work[op] = self._measure(op)
+        return self._work[op]
+
+    def _measure(self, op: Operation) -> OpWork | None:
         if isinstance(op, VIEW_OPS + FREE_OPS) or op.name in _FREE_NAMES:
-            return _NO_COST
+            return None
         operands = [v for v in dict.fromkeys(op.operands) if tensor_type(v) is not None]
-        results = [v for v in op.results if tensor_type(v) is not None]
+        results = tuple(v for v in op.results if tensor_type(v) is not None)
         if not operands and not results:
-            return _NO_COST  # scalar bookkeeping on the host
-        nbytes = sum(tensor_bytes(v, op) for v in (*operands, *results))
+            return None  # scalar bookkeeping on the host
+        for value in (*operands, *results):
+            tensor_bytes(value, op)  # a clear error for a dynamic shape
         if isinstance(op, LinalgStructuredOperation):
-            flops = float(_domain(op) * _body_flops(op))
-            return self._roofline(op, flops, nbytes)
+            contraction = is_contraction(op) and not any(
+                _is_one_hot(v) for v in op.inputs
+            )
+            reads = tuple(dict.fromkeys(read_operands(op)))
+            if is_contraction(op) and not contraction:  # a gather or scatter-add
+                return OpWork(0.0, "f32", False, reads, results)
+            flops = float(domain_size(op) * _body_flops(op))
+            dtype = _input_dtype(reads) if contraction else "f32"
+            return OpWork(flops, dtype, contraction, reads, results)
         if op.dialect_name() in ("arith", "math") and results:
             result_type = tensor_type(results[0])
             assert result_type is not None
-            return self._roofline(op, float(prod(result_type.get_shape())), nbytes)
+            flops = float(prod(result_type.get_shape()))
+            return OpWork(flops, "f32", False, tuple(operands), results)
         if isinstance(op, tensor.InsertSliceOp):
-            moved = 2 * tensor_bytes(op.source, op)
-            return self._roofline(op, 0.0, moved)
+            return OpWork(0.0, "f32", False, (op.source,), (op.source,))
         if op.dialect_name() == "tensor":
-            return self._roofline(op, 0.0, nbytes)
+            return OpWork(0.0, "f32", False, tuple(operands), results)
         self.unknown_ops.add(op.name)
-        return self._roofline(op, 0.0, nbytes, known=False)
+        return OpWork(0.0, "f32", False, tuple(operands), results, known=False)
 
-    def _roofline(
-        self, op: Operation, flops: float, nbytes: int, known: bool = True
+    def kernel(
+        self,
+        anchor: Operation,
+        members: list[OpWork],
+        attention: bool,
+        reads: list[SSAValue] | None = None,
+        writes: list[SSAValue] | None = None,
     ) -> OpCost:
+        """
+        One launch running `members` (their FLOPs each at its own rate); its
+        memory traffic is `reads` and `writes` (by default the members' own).
+        """
         hw = self.hardware
-        dtype = _dtype_of(op)
-        compute = flops / (hw.peak(dtype) * hw.compute_efficiency)
+        if reads is None:
+            reads = [v for work in members for v in work.reads]
+        if writes is None:
+            writes = [v for work in members for v in work.writes]
+        nbytes = sum(tensor_bytes(v, anchor) for v in dict.fromkeys((*reads, *writes)))
+        compute = 0.0
+        flops = 0.0
+        for work in members:
+            if work.contraction:
+                efficiency = (
+                    hw.attention_efficiency if attention else hw.compute_efficiency
+                )
+            else:
+                efficiency = hw.compute_efficiency
+            compute += work.flops / (hw.peak(work.dtype) * efficiency)
+            flops += work.flops
         memory = nbytes / (hw.hbm_bandwidth * hw.memory_efficiency)
+        known = all(work.known for work in members)
         return OpCost(flops, nbytes, max(compute, memory) + hw.op_overhead_s, known)
 
 
-def _dtype_of(op: Operation) -> str:
-    for value in (*op.results, *op.operands):
-        value_type = value.type
-        if isinstance(value_type, ShapedType):
-            element = getattr(value_type, "element_type", None)
-            if isinstance(element, Attribute):
-                return dtype_name(element)
-    return "f32"
+def producer(value: SSAValue) -> Operation | None:
+    """The op computing `value`, looking through views (None: a block argument)."""
+    owner = value.owner
+    while isinstance(owner, VIEW_OPS):
+        owner = owner.operands[0].owner
+    return owner if isinstance(owner, Operation) else None
+
+
+def _is_one_hot(value: SSAValue) -> bool:
+    """
+    A one-hot matrix (indices compared for equality with an iota), seen
+    through views and single-input ops: a contraction with it is a gather or
+    a scatter-add (an embedding and its gradient), which moves rows, not FLOPs.
+    """
+    owner = producer(value)
+    while isinstance(owner, LinalgStructuredOperation):
+        tensors = [v for v in owner.inputs if tensor_type(v) is not None]
+        body = {inner.name for inner in owner.body.walk()}
+        if "arith.cmpi" in body and (
+            "linalg.index" in body or any(_is_iota(v) for v in tensors)
+        ):
+            return True
+        if len(tensors) != 1:
+            return False
+        owner = producer(tensors[0])
+    return False
+
+
+def _is_iota(value: SSAValue) -> bool:
+    """A tensor computed from its indices alone (`torch.arange`)."""
+    owner = producer(value)
+    return (
+        isinstance(owner, LinalgStructuredOperation)
+        and all(tensor_type(v) is None for v in owner.inputs)
+        and any(inner.name == "linalg.index" for inner in owner.body.walk())
+    )
+
+
+def _input_dtype(reads: tuple[SSAValue, ...]) -> str:
+    """The widest floating-point element type among a contraction's inputs."""
+    widest: AnyFloat | None = None
+    for value in reads:
+        value_type = tensor_type(value)
+        element = value_type.element_type if value_type is not None else None
+        if isinstance(element, AnyFloat) and (
+            widest is None or element.bitwidth > widest.bitwidth
+        ):
+            widest = element
+    return "f32" if widest is None else dtype_name(widest)

@@ -26,7 +26,6 @@ becomes `transfer(x -> h, from device)`, `free(x)`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -46,6 +45,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.dialects.residency import describe
+from hyperoffload.fusion import Fusion
 from hyperoffload.hardware import Hardware
 from hyperoffload.schedule import (
     Buffer,
@@ -78,22 +78,11 @@ def main_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
     )
 
 
-def _outer_operands(op: Operation) -> Iterable[SSAValue]:
-    """Operands of `op` and values its regions capture from outside."""
-    yield from op.operands
-    for region in op.regions:
-        for inner in region.walk():
-            for operand in inner.operands:
-                owner = operand.owner
-                owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
-                if owner_op is not None and not op.is_ancestor(owner_op):
-                    yield operand
-
-
 class _Extractor:
     def __init__(self, function: func.FuncOp, costs: CostModel):
         self.function = function
         self.costs = costs
+        self.fusion = Fusion(function.body.block, costs)
         self.buffers: list[Buffer] = []
         self.steps: list[Step] = []
         self.buffer_of: dict[SSAValue, int] = {}
@@ -141,7 +130,7 @@ class _Extractor:
         """The position of the last top-level op that reads each value."""
         last: dict[SSAValue, int] = {}
         for index, op in enumerate(body):
-            for operand in _outer_operands(op):
+            for operand in self.fusion.reads(op):
                 last[operand] = index
         return last
 
@@ -179,6 +168,8 @@ class _Extractor:
             self.steps.append(Wait(self.pending.pop(buffer)))
 
     def _op(self, index: int, op: Operation) -> None:
+        if op in self.fusion.absorbed:
+            return  # runs inside the kernel of a later op; no buffer of its own
         if isinstance(op, PrefetchOp):
             source = self.buffer_of[op.source]
             dest = self.new_buffer(
@@ -241,10 +232,10 @@ class _Extractor:
         self.transfers += 1
 
     def _compute(self, index: int, op: Operation) -> None:
-        cost = self.costs.cost(op)
+        cost = self.fusion.cost(op)
         reads: list[int] = []
         allocs: list[int] = []
-        for operand in _outer_operands(op):
+        for operand in self.fusion.reads(op):
             if operand in self.fresh:  # the op writes its result into a new buffer
                 continue
             buffer = self.buffer_of.get(operand)
@@ -346,6 +337,8 @@ class Extraction:
     """The device buffer (or copy) each tensor value lives in."""
     compute_of_op: dict[int, int]
     """Top-level op index -> index of its compute step (ops with a step only)."""
+    fusion: Fusion
+    """The kernels the schedule's compute steps stand for."""
 
 
 def _is_fill(op: Operation) -> bool:
@@ -375,7 +368,9 @@ def _only_inits(value: SSAValue) -> bool:
 def extract(function: func.FuncOp, costs: CostModel) -> Extraction:
     extractor = _Extractor(function, costs)
     schedule = extractor.run()
-    return Extraction(schedule, extractor.buffer_of, extractor.compute_of_op)
+    return Extraction(
+        schedule, extractor.buffer_of, extractor.compute_of_op, extractor.fusion
+    )
 
 
 def extract_schedule(function: func.FuncOp, costs: CostModel) -> Schedule:

@@ -35,11 +35,18 @@ class Link:
     bandwidth_to_device: float
     bandwidth_from_device: float
     latency_s: float
+    duplex_efficiency: float = 1.0
+    """Fraction of each direction's bandwidth left while the other direction is busy."""
 
-    def transfer_time(self, nbytes: int, to_device: bool) -> float:
+    def transfer_time(
+        self, nbytes: int, to_device: bool, duplex: bool = False
+    ) -> float:
+        """`latency + bytes / bandwidth`; `duplex`: the other direction is busy."""
         bandwidth = (
             self.bandwidth_to_device if to_device else self.bandwidth_from_device
         )
+        if duplex:
+            bandwidth *= self.duplex_efficiency
         return self.latency_s + nbytes / bandwidth
 
 
@@ -51,9 +58,14 @@ class Hardware:
     hbm_bandwidth: float
     peak_flops: dict[str, float]
     compute_efficiency: float
+    """Achievable fraction of peak for dense contractions (GEMMs)."""
     memory_efficiency: float
+    """Achievable fraction of the datasheet HBM bandwidth."""
     op_overhead_s: float
+    """Per kernel: launch and scheduling."""
     links: dict[str, Link]
+    attention_efficiency: float = 0.0
+    """Achievable fraction of peak for fused attention kernels (0: as GEMMs)."""
 
     def with_hbm_capacity(self, capacity: int | str | None) -> Hardware:
         if capacity is None:
@@ -120,6 +132,7 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
             bandwidth_to_device=parse_rate(spec["bandwidth_to_device"]),
             bandwidth_from_device=parse_rate(spec["bandwidth_from_device"]),
             latency_s=parse_duration(spec.get("latency", 0)),
+            duplex_efficiency=_fraction(spec, "duplex_efficiency"),
         )
         for tier, spec in data.get("tiers", {}).items()
     }
@@ -139,8 +152,18 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
         hbm_capacity=parse_size(device["hbm_capacity"]),
         hbm_bandwidth=parse_rate(device["hbm_bandwidth"]),
         peak_flops=peak,
-        compute_efficiency=float(device.get("compute_efficiency", 1.0)),
-        memory_efficiency=float(device.get("memory_efficiency", 1.0)),
+        compute_efficiency=_fraction(device, "compute_efficiency"),
+        memory_efficiency=_fraction(device, "memory_efficiency"),
         op_overhead_s=parse_duration(device.get("op_overhead", 0)),
         links=links,
+        attention_efficiency=_fraction(
+            device, "attention_efficiency", _fraction(device, "compute_efficiency")
+        ),
     )
+
+
+def _fraction(table: dict[str, Any], key: str, default: float = 1.0) -> float:
+    value = float(table.get(key, default))
+    if not 0 < value <= 1:
+        raise ValueError(f"{key} = {value}: expected a fraction in (0, 1]")
+    return value

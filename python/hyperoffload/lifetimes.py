@@ -28,6 +28,7 @@ from hyperoffload.cost import CostModel, tensor_bytes, tensor_type
 from hyperoffload.dialects.hyperoffload import TIER_ARG_ATTR, RemoteType, TierAttr
 from hyperoffload.dialects.residency import ancestor_in, describe
 from hyperoffload.extract import extract
+from hyperoffload.fusion import Fusion
 from hyperoffload.schedule import Compute, Free, Schedule, Transfer
 
 CATEGORY_ATTR = "hyperoffload.category"
@@ -85,6 +86,7 @@ class ProgramGraph:
         schedule: Schedule,
         compute_of_op: dict[int, int],
         timeline: list[int],
+        fusion: Fusion,
     ):
         self.function = function
         self.ops = ops
@@ -93,6 +95,8 @@ class ProgramGraph:
         self.schedule = schedule
         self.compute_of_op = compute_of_op
         self.timeline = timeline
+        self.fusion = fusion
+        """The kernels the ops run in (`hyperoffload.fusion`)."""
         self.prefix = [0.0, *accumulate(op_time)]
         """Compute time before each op (and, last, in all)."""
 
@@ -170,20 +174,31 @@ class ProgramGraph:
             schedule,
             extraction.compute_of_op,
             _timeline(schedule, extraction.compute_of_op, len(ops)),
+            extraction.fusion,
         )
+        fusion = extraction.fusion
         for info in values:
             uses: set[int] = set()
+            held: list[
+                tuple[int, int]
+            ] = []  # read later, by a kernel, through a fused op
             for use in info.value.uses:
                 holder = ancestor_in(function.body.block, use.operation)
-                if holder is not None:
-                    uses.add(position[holder])
-                    info.returned |= isinstance(holder, func.ReturnOp)
+                if holder is None:
+                    continue
+                uses.add(position[holder])
+                info.returned |= isinstance(holder, func.ReturnOp)
+                roots = fusion.roots_of.get(holder, ())
+                for root in roots:
+                    uses.add(position[root])
+                if roots:
+                    held.append((position[holder], max(position[r] for r in roots)))
             info.uses = sorted(uses)
             events = [info.producer, *info.uses]
             info.gap_list = [
                 Gap(a, b, b - a - 1, graph.time_between(a, b))
                 for a, b in pairwise(events)
-                if b > a
+                if b > a and not any(start <= a < end for start, end in held)
             ]
         return graph
 

@@ -1,0 +1,315 @@
+"""
+The fusion model: which ops of a function a production compiler runs as one
+kernel, so that the cost model prices kernels, not the unfused text.
+
+```mlir
+%wt = linalg.transpose ins(%w : tensor<64x32xbf16>) ...            // absorbed
+%mm = linalg.matmul ins(%x, %wt : ...) outs(%acc : tensor<8x64xf32>) // absorbed
+%y = linalg.generic ins(%mm : tensor<8x64xf32>) ... arith.truncf    // root
+```
+is one kernel rooted at `%y`: it reads `%x` and `%w`, writes `%y`, and
+neither `%wt` nor `%mm` ever occupies HBM. The rules:
+
+- A *layout* op (an all-parallel generic whose body only yields, or casts,
+  an input: transpose, broadcast, copy) is absorbed into every consumer.
+- An all-parallel op with one consumer is absorbed into it (a prologue or an
+  elementwise chain). A kernel holds at most one reduction: an op whose
+  kernel already has one joins its consumer only as an epilogue (an
+  all-parallel consumer over the same number of elements, e.g. the
+  truncation of a matmul's f32 accumulator).
+- Attention runs as a fused kernel (FlashAttention): a contraction over a
+  small reduction (≤ 512, a head dimension) with a batch loop whose result
+  is at least 4x larger than each input computes *scores*; every op that
+  reads scores and is not a contraction (scale, mask, softmax and its
+  reductions, their backward) is absorbed too, and the contractions that
+  read them (P·V and the backward's dV, dQ, dK) are the kernels' roots.
+  Scores never occupy HBM; a kernel that reads scores produced elsewhere
+  (the backward) recomputes them, charged once per phase (forward or
+  backward), as FlashAttention's backward recomputes P from Q and K.
+- Nothing is absorbed whose value a non-linalg op reads (a return, a
+  store, an insert): that value is materialised.
+
+Approximations: fusion is decided on the dataflow alone (no limit on kernel
+size or register pressure); a causal mask computed once is read from HBM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.dialects.linalg.attrs import IteratorType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr
+
+from hyperoffload.cost import (
+    VIEW_OPS,
+    CostModel,
+    OpCost,
+    OpWork,
+    domain_size,
+    is_contraction,
+    is_init,
+    is_reduction,
+    producer,
+    read_operands,
+    tensor_type,
+)
+from hyperoffload.dialects.residency import ancestor_in
+
+SCORE_REDUCTION_LIMIT = 512
+"""The largest reduction (head dimension) of a contraction that computes attention scores."""
+SCORE_GROWTH = 4
+"""How much larger than each input a score contraction's result is, at least."""
+
+_NO_COST = OpCost(0.0, 0, 0.0)
+
+
+def outer_operands(op: Operation) -> Iterable[SSAValue]:
+    """Operands of `op` and values its regions capture from outside."""
+    yield from op.operands
+    for region in op.regions:
+        for inner in region.walk():
+            for operand in inner.operands:
+                owner = operand.owner
+                owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
+                if owner_op is not None and not op.is_ancestor(owner_op):
+                    yield operand
+
+
+def _numel(value: SSAValue) -> int:
+    value_type = tensor_type(value)
+    if value_type is None:
+        return 0
+    size = 1
+    for dim in value_type.get_shape():
+        size *= max(dim, 0)
+    return size
+
+
+def is_layout(op: Operation) -> bool:
+    """An all-parallel linalg op that only moves (or casts) one input's elements."""
+    if not _all_parallel(op) or len(op.results) != 1:
+        return False
+    assert isinstance(op, LinalgStructuredOperation)
+    if len([v for v in op.inputs if tensor_type(v) is not None]) != 1:
+        return False
+    return all(
+        inner.name in ("linalg.yield", "arith.extf", "arith.truncf", "arith.bitcast")
+        for inner in op.body.block.ops
+    )
+
+
+def _all_parallel(op: Operation) -> bool:
+    return isinstance(op, LinalgStructuredOperation) and not is_reduction(op)
+
+
+def _is_score_contraction(op: Operation) -> bool:
+    """A batched contraction over a head dimension whose result outgrows its inputs."""
+    if not is_contraction(op) or len(op.results) != 1:
+        return False
+    assert isinstance(op, LinalgStructuredOperation)
+    ranges = op.get_static_loop_ranges()
+    maps = [m.data for m in op.get_indexing_maps()]
+    reduced = [
+        i
+        for i, it in enumerate(op.get_iterator_types())
+        if it.data == IteratorType.REDUCTION
+    ]
+    reduction = 1
+    for loop in reduced:
+        reduction *= ranges[loop]
+    dims = [
+        {e.position for e in m.results if isinstance(e, AffineDimExpr)} for m in maps
+    ]
+    batched = any(
+        all(loop in d for d in dims) and loop not in reduced
+        for loop in range(len(ranges))
+    )
+    result = _numel(op.results[0])
+    inputs = [_numel(v) for v in op.inputs if tensor_type(v) is not None]
+    return (
+        batched
+        and reduction <= SCORE_REDUCTION_LIMIT
+        and all(result >= SCORE_GROWTH * n for n in inputs)
+    )
+
+
+@dataclass
+class Kernel:
+    """One launch: its root op, the absorbed ops it runs, what it reads."""
+
+    root: Operation
+    members: list[Operation]
+    """Absorbed ops whose values it computes (charged or reused)."""
+    charged: list[Operation]
+    """The members whose work this kernel pays for."""
+    sources: list[SSAValue]
+    """Materialised tensors it reads."""
+    attention: bool
+
+
+class Fusion:
+    """The kernels of one block: which ops are absorbed, and each root's kernel."""
+
+    def __init__(self, block: Block, costs: CostModel):
+        self.block = block
+        self.costs = costs
+        self.ops = list(block.ops)
+        self.position = {op: i for i, op in enumerate(self.ops)}
+        self.absorbed: set[Operation] = set()
+        self.scores: set[Operation] = set()
+        self.kernels: dict[Operation, Kernel] = {}
+        self.roots_of: dict[Operation, list[Operation]] = {}
+        """Each absorbed op -> the roots of the kernels that run it."""
+        self._costs: dict[Operation, OpCost] = {}
+        self._decide()
+        self._build_kernels()
+
+    # deciding what is absorbed
+
+    def _consumers(self, value: SSAValue) -> tuple[list[Operation], bool]:
+        """Top-level ops reading `value` (through views), and whether it escapes."""
+        consumers: list[Operation] = []
+        escapes = False
+        pending = [value]
+        while pending:
+            current = pending.pop()
+            for use in current.uses:
+                holder = ancestor_in(self.block, use.operation)
+                if holder is None:
+                    continue
+                if isinstance(holder, VIEW_OPS) and holder is use.operation:
+                    pending.extend(holder.results)
+                    continue
+                if (
+                    holder is not use.operation
+                    or not isinstance(holder, LinalgStructuredOperation)
+                    or current not in holder.inputs
+                ):
+                    escapes = True
+                elif holder not in consumers:
+                    consumers.append(holder)
+        return consumers, escapes
+
+    def _decide(self) -> None:
+        anchored: dict[Operation, bool] = {}
+        for op in self.ops:
+            if (
+                not isinstance(op, LinalgStructuredOperation)
+                or not op.results
+                or is_init(op.results[0])
+            ):
+                continue
+            anchored[op] = anchored.get(op, False) or is_reduction(op)
+            reads_scores = any(producer(v) in self.scores for v in op.inputs)
+            if _is_score_contraction(op) or (reads_scores and not is_contraction(op)):
+                self.scores.add(op)
+            outcomes = [self._consumers(r) for r in op.results]
+            if any(escapes for _, escapes in outcomes) or not any(
+                users for users, _ in outcomes
+            ):
+                continue
+            if op in self.scores:
+                self.absorbed.add(op)
+                continue
+            if len(op.results) != 1:
+                continue
+            users = outcomes[0][0]
+            if is_layout(op) and not anchored[op]:
+                self.absorbed.add(op)
+                continue
+            if len(users) != 1:
+                continue
+            consumer = users[0]
+            if anchored[op]:
+                if (
+                    is_reduction(consumer)
+                    or anchored.get(consumer, False)
+                    or domain_size(consumer) != _numel(op.results[0])  # type: ignore[arg-type]
+                ):
+                    continue
+                anchored[consumer] = True
+            self.absorbed.add(op)
+
+    # kernels
+
+    def _build_kernels(self) -> None:
+        forward_end = self._forward_end()
+        charged_in: dict[tuple[Operation, bool], Operation] = {}
+        for op in self.ops:
+            if op in self.absorbed or not isinstance(op, LinalgStructuredOperation):
+                continue
+            members: list[Operation] = []
+            sources: list[SSAValue] = []
+            self._gather(op, members, sources)
+            backward = forward_end is not None and self.position[op] > forward_end
+            charged: list[Operation] = []
+            for member in members:
+                self.roots_of.setdefault(member, []).append(op)
+                if (member, backward) not in charged_in:
+                    charged_in[member, backward] = op
+                    charged.append(member)
+            attention = any(m in self.scores for m in members)
+            self.kernels[op] = Kernel(op, members, charged, sources, attention)
+
+    def _gather(
+        self,
+        root: LinalgStructuredOperation,
+        members: list[Operation],
+        sources: list[SSAValue],
+    ) -> None:
+        seen: set[Operation] = set()
+        pending: list[SSAValue] = list(read_operands(root))
+        while pending:
+            value = pending.pop()
+            owner = producer(value)
+            if owner in self.absorbed:
+                assert isinstance(owner, LinalgStructuredOperation)
+                if owner not in seen:
+                    seen.add(owner)
+                    members.append(owner)
+                    pending.extend(read_operands(owner))
+            elif value not in sources:
+                sources.append(value)
+        members.sort(key=self.position.__getitem__)
+
+    def _forward_end(self) -> int | None:
+        """Position of the op computing the first result (the loss) of a training step."""
+        terminator = self.block.last_op
+        if not isinstance(terminator, func.ReturnOp) or len(terminator.operands) < 2:
+            return None
+        loss = producer(terminator.operands[0])
+        return self.position.get(loss) if loss is not None else None
+
+    # queries
+
+    def reads(self, op: Operation) -> list[SSAValue]:
+        """The tensors `op` reads from memory where it runs (none if absorbed)."""
+        if op in self.absorbed:
+            return []
+        kernel = self.kernels.get(op)
+        if kernel is None:
+            return list(outer_operands(op))
+        assert isinstance(op, LinalgStructuredOperation)
+        return [*kernel.sources, *(v for v in op.outputs if v not in kernel.sources)]
+
+    def cost(self, op: Operation) -> OpCost:
+        """The cost of the kernel `op` launches (zero if it is absorbed)."""
+        if op in self.absorbed:
+            return _NO_COST
+        kernel = self.kernels.get(op)
+        if kernel is None:
+            return self.costs.cost(op)
+        if op not in self._costs:
+            works: list[OpWork] = []
+            for member in (*kernel.charged, op):
+                work = self.costs.work(member)
+                if work is not None:
+                    works.append(work)
+            self._costs[op] = self.costs.kernel(
+                op, works, kernel.attention, kernel.sources, list(op.results)
+            )
+        return self._costs[op]
