@@ -15,7 +15,9 @@ use, which no eager framework does). An approximation: such a fill costs
 nothing. A device buffer is freed
 after its last use, or at its `hyperoffload.detach`; arguments, constants and
 results stay. A `prefetch` is a transfer to the device, waited for by its
-first reader; a `store` is a transfer from the device.
+first reader; a `store` is a transfer from the device. Compute steps are
+kernels (`hyperoffload.fusion`): an op fused into a later kernel has no step
+and no buffer, and that kernel reads what the fused op would have read.
 
 ```mlir
 %h = hyperoffload.store %x : tensor<4xf32> -> !hyperoffload.remote<tensor<4xf32>>
