@@ -22,7 +22,8 @@ def _arguments() -> argparse.ArgumentParser:
         prog="hyperoffload-bench",
         description=(
             "Export zoo programs, plan them with hyperoffload-pipeline and simulate "
-            "them beside none, reactive-lru, distance and activation-pass; write "
+            "them beside none, reactive-lru, runtime-prefetch, distance and "
+            "activation-pass; write "
             "results.json, results.md and plots."
         ),
     )

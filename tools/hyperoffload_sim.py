@@ -22,6 +22,7 @@ from hyperoffload.report import format_table, report_dict
 from hyperoffload.schedule import Schedule
 from hyperoffload.simulator import SimResult
 from hyperoffload.tools.command_line import run_reporting_errors
+from hyperoffload.units import parse_size
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -64,17 +65,51 @@ def _arguments() -> argparse.ArgumentParser:
         action="store_true",
         help="also compute real values (numpy) and compare with the program stripped of offload ops",
     )
-    parser.add_argument(
-        "--select-distance", type=int, default=PolicyOptions.select_distance
+    peers = parser.add_argument_group("peer policies (docs/simulator.md)")
+    defaults = PolicyOptions()
+    peers.add_argument(
+        "--resident-arguments",
+        action="store_true",
+        help="peers keep tagged arguments in HBM between calls (ours: place-arguments)",
     )
-    parser.add_argument(
-        "--prefetch-distance", type=int, default=PolicyOptions.prefetch_distance
+    peers.add_argument("--select-distance", type=int, default=defaults.select_distance)
+    peers.add_argument(
+        "--prefetch-distance", type=int, default=defaults.prefetch_distance
     )
-    parser.add_argument(
-        "--release-distance", type=int, default=PolicyOptions.release_distance
+    peers.add_argument(
+        "--release-distance", type=int, default=defaults.release_distance
     )
-    parser.add_argument(
+    peers.add_argument(
+        "--select-num",
+        type=int,
+        help="distance: offload at most this many tensors, the largest first",
+    )
+    peers.add_argument(
         "--forward-end", type=int, help="compute step ending the forward pass"
+    )
+    peers.add_argument(
+        "--tag-fraction",
+        type=float,
+        default=defaults.tag_fraction,
+        help="activation-pass: tag the largest activations up to this fraction of their bytes",
+    )
+    peers.add_argument(
+        "--min-bytes",
+        type=parse_size,
+        default=defaults.min_bytes,
+        help="activation-pass: tag only activations of at least this size",
+    )
+    peers.add_argument(
+        "--skip-last",
+        type=float,
+        default=defaults.skip_last,
+        help="activation-pass: keep activations produced in this last fraction of the forward",
+    )
+    peers.add_argument(
+        "--horizon",
+        type=int,
+        default=defaults.horizon,
+        help="runtime-prefetch: ops ahead whose reads are prefetched",
     )
     return parser
 
@@ -115,10 +150,16 @@ def _run(args: Sequence[str] | None) -> int:
     capacity = hardware.hbm_capacity
     planned, stripped, module = _load(options, hardware)
     policy_options = PolicyOptions(
-        options.select_distance,
-        options.prefetch_distance,
-        options.release_distance,
-        options.forward_end,
+        select_distance=options.select_distance,
+        prefetch_distance=options.prefetch_distance,
+        release_distance=options.release_distance,
+        select_num=options.select_num,
+        forward_end=options.forward_end,
+        tag_fraction=options.tag_fraction,
+        min_bytes=options.min_bytes,
+        skip_last=options.skip_last,
+        horizon=options.horizon,
+        resident_arguments=options.resident_arguments,
     )
     policies = list(POLICIES) if options.policy == "all" else [options.policy]
     if module is None and any(p not in ("plan", "none") for p in policies):

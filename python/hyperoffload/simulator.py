@@ -2,39 +2,72 @@
 The discrete-event interpreter of schedules over modelled HBM and links.
 
 One compute stream runs the steps in order; each link direction has one copy
-stream that runs its transfers first come, first served (links are full
-duplex). A compute step waits for nothing but explicit `wait` steps and for
-memory: an allocation that does not fit stalls until pending frees make room
-(a free waits for the transfers reading its buffer), and when nothing is
-pending the run records an out-of-memory and goes on with the capacity
-exceeded, so that its peak is still reported.
+stream that runs its transfers first come, first served. A link is full
+duplex, but a transfer that starts while the opposite direction of its link
+is busy runs at `duplex_efficiency` of its bandwidth (an approximation: the
+rate is decided when the transfer starts and kept to its end, and the
+transfer already running in the other direction keeps its rate). A compute
+step waits for nothing but explicit `wait` steps and for memory: an
+allocation that does not fit stalls until pending frees make room (a free
+waits for the transfers reading its buffer), and when nothing is pending the
+run records an out-of-memory and goes on with the capacity exceeded, so that
+its peak is still reported.
 
-With `reactive=True` the interpreter is a runtime swapper instead (see
+With a `Runtime` the interpreter is a runtime cache instead (see
 `hyperoffload.policies`): a read of a buffer that is not resident fetches it
-on demand and stalls; an allocation that does not fit evicts the least
-recently used buffers the current step does not need, storing them first if
-they are still live (read later, or the caller's: arguments and results) and
-no copy of them exists elsewhere. A result it evicted ends the run in the
-pool (a relaxation in its favour: the contract wants results in HBM).
+on demand and stalls; an allocation that does not fit evicts buffers the
+current step does not need, storing them first (the compute stream waits for
+the store) if they are still live (read later, or the caller's: arguments
+and results) and no copy of them exists elsewhere. `Eviction.LRU` evicts the
+least recently used first; `Eviction.NEXT_USE` the buffer read furthest in
+the future first, and with a `horizon` the runtime also prefetches, before
+each compute step, the buffers read within the next `horizon` compute steps
+(earliest read first), into free memory or by evicting buffers that need no
+store and are read later; a read waits for its prefetch only if it is late.
+A result the runtime evicted ends the run in the pool (a relaxation in its
+favour: the contract wants results in HBM).
 
 ```python
 result = simulate(schedule, load_hardware("ascend-910c"), capacity=32 * 10**9)
 result.peak_hbm_bytes, result.makespan_s, result.exposed_transfer_s
+prefetching = simulate(schedule, hardware, 16 * 10**9, Runtime(Eviction.NEXT_USE, 8))
 ```
 """
 
 from __future__ import annotations
 
 import heapq
+import sys
+from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from enum import Enum
 
 from hyperoffload.hardware import Hardware
 from hyperoffload.schedule import Compute, Free, Schedule, Transfer, Wait
 
+_NEVER = sys.maxsize
+"""The next read of a buffer read no more."""
+
 
 class SimulationError(ValueError):
     """A schedule that breaks the residency contract (e.g. reads a freed buffer)."""
+
+
+class Eviction(Enum):
+    LRU = "lru"
+    """The least recently used buffer first."""
+    NEXT_USE = "next-use"
+    """The buffer whose next read is furthest first."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The interpreter as a runtime cache over the schedule's buffers."""
+
+    eviction: Eviction = Eviction.LRU
+    horizon: int = 0
+    """Compute steps ahead whose reads are prefetched (0: fetch on a miss only)."""
 
 
 @dataclass
@@ -91,13 +124,13 @@ class _Run:
         schedule: Schedule,
         hardware: Hardware,
         capacity: int | None,
-        reactive: bool,
+        runtime: Runtime | None,
         record: bool,
     ):
         self.schedule = schedule
         self.hw = hardware
         self.capacity = capacity
-        self.reactive = reactive
+        self.runtime = runtime
         self.record = record
         self.result = SimResult(capacity)
         self.buffers = schedule.buffers
@@ -113,17 +146,37 @@ class _Run:
         self.stream_free: dict[tuple[str, bool], float] = {}
         self.stream_bytes: dict[tuple[str, bool], int] = {}
         self.step_index = -1
-        self.last_read = self._last_reads() if reactive else {}
         self.step_name = "entry"
         self.step_loc = ""
+        # runtime modes
+        self.computes = (  # the index of each compute step
+            [i for i, s in enumerate(schedule.steps) if isinstance(s, Compute)]
+            if runtime
+            else []
+        )
+        self.reads: dict[int, list[int]] = self._read_steps() if runtime else {}
+        self.read_pos: dict[int, int] = {}  # buffer -> index of its next read in reads
+        self.arrival: dict[int, float] = {}  # prefetched buffer -> when its fetch ends
+        self.by_next: list[tuple[int, int]] = []  # (-next read, buffer), resident
+        self.wanted: list[tuple[int, int]] = []  # (next read, buffer), not resident
 
-    def _last_reads(self) -> dict[int, int]:
-        last: dict[int, int] = {}
+    def _read_steps(self) -> dict[int, list[int]]:
+        """For each buffer, the indices of the compute steps reading it."""
+        reads: dict[int, list[int]] = {}
         for index, step in enumerate(self.schedule.steps):
             if isinstance(step, Compute):
-                for buffer in step.reads:
-                    last[buffer] = index
-        return last
+                for buffer in dict.fromkeys(step.reads):
+                    reads.setdefault(buffer, []).append(index)
+        return reads
+
+    def _next_read(self, buffer: int) -> int:
+        """The index of the next step reading `buffer` (this one's included)."""
+        steps = self.reads.get(buffer, ())
+        position = self.read_pos.get(buffer, 0)
+        return steps[position] if position < len(steps) else _NEVER
+
+    def _prefetching(self) -> bool:
+        return self.runtime is not None and self.runtime.eviction is Eviction.NEXT_USE
 
     # memory
 
@@ -155,6 +208,9 @@ class _Run:
         else:
             self._drop(buffer, self.now)
 
+    def _fits(self, size: int) -> bool:
+        return self.capacity is None or self.hbm + size <= self.capacity
+
     def _allocate(self, buffer: int, keep: set[int]) -> None:
         if buffer in self.resident:
             self.pending_free.pop(buffer, None)  # still there: its free is cancelled
@@ -162,44 +218,117 @@ class _Run:
         size = self.buffers[buffer].bytes
         self._release_until(self.now)
         if self.capacity is not None:
-            while self.hbm + size > self.capacity and self.deferred:
+            while not self._fits(size) and self.deferred:
                 at, freed = heapq.heappop(self.deferred)
                 if self.pending_free.get(freed) == at:
                     self.now = max(self.now, at)
                     self._drop_deferred(freed, at)
-            if self.reactive:
+            if self.runtime is not None:
                 self._evict_for(size, keep)
-            if self.hbm + size > self.capacity and self.result.oom is None:
+            if not self._fits(size) and self.result.oom is None:
                 self.result.oom = OutOfMemory(
                     self.step_name, self.step_loc, self.now, size, self._largest_live()
                 )
+        self._claim(buffer)
+
+    def _claim(self, buffer: int) -> None:
         self.resident[buffer] = None
-        self.hbm += size
+        self.hbm += self.buffers[buffer].bytes
         self.result.peak_hbm_bytes = max(self.result.peak_hbm_bytes, self.hbm)
         self._sample(self.now)
+        if self._prefetching():
+            heapq.heappush(self.by_next, (-self._next_read(buffer), buffer))
 
     def _largest_live(self) -> list[tuple[str, int]]:
         live = sorted(self.resident, key=lambda b: -self.buffers[b].bytes)[:5]
         return [(self.buffers[b].name, self.buffers[b].bytes) for b in live]
 
+    # runtime cache
+
+    def _live(self, buffer: int) -> bool:
+        """Read later, or the caller's (a result or an argument)."""
+        return self._next_read(buffer) != _NEVER or self.buffers[buffer].pinned
+
+    def _dirty(self, buffer: int) -> bool:
+        """Evicting it needs a store first."""
+        return self._live(buffer) and buffer not in self.has_copy
+
     def _evict_for(self, size: int, keep: set[int]) -> None:
-        """Runtime swapping: evict least recently used buffers until `size` fits."""
-        assert self.capacity is not None
+        """Evict buffers the current step does not need until `size` fits."""
+        if self._prefetching():
+            self._evict_by_next_read(size, keep, self.step_index, stores=True)
+            return
         for victim in list(self.resident):
-            if self.hbm + size <= self.capacity:
+            if self._fits(size):
                 return
-            if victim in keep:
+            if victim not in keep:
+                self._evict(victim)
+
+    def _evict_by_next_read(
+        self, size: int, keep: set[int], after: int, stores: bool
+    ) -> None:
+        """
+        Evict, furthest next read first, buffers read after step `after` until
+        `size` fits; without `stores`, only buffers that need no store.
+        """
+        skipped: list[tuple[int, int]] = []
+        while not self._fits(size) and self.by_next:
+            key, victim = heapq.heappop(self.by_next)
+            if victim not in self.resident or -key != self._next_read(victim):
+                continue  # stale: evicted, or read since
+            if -key <= after:
+                skipped.append((key, victim))
+                break
+            if (
+                victim in keep
+                or self.arrival.get(victim, 0.0) > self.now
+                or (not stores and self._dirty(victim))
+            ):
+                skipped.append((key, victim))
                 continue
-            live = (
-                self.last_read.get(victim, -1) > self.step_index
-                or self.buffers[victim].pinned  # the caller's: a result or argument
+            self._evict(victim)
+        for entry in skipped:
+            heapq.heappush(self.by_next, entry)
+
+    def _evict(self, victim: int) -> None:
+        if self._dirty(victim):
+            tier = self._tier_of(victim)
+            end = self._start_transfer(victim, tier, to_device=False, name="evict")
+            self.now = max(self.now, end)  # the swap-out completes before the free
+            self.has_copy.add(victim)
+        self.arrival.pop(victim, None)
+        self._drop(victim, self.now)
+        self._want(victim)
+
+    def _want(self, buffer: int) -> None:
+        """Note a buffer out of HBM that will be read again, for the prefetcher."""
+        read = self._next_read(buffer)
+        if self._prefetching() and read != _NEVER:
+            heapq.heappush(self.wanted, (read, buffer))
+
+    def _prefetch(self, compute_index: int) -> None:
+        """Fetch the buffers read within the horizon, earliest read first."""
+        assert self.runtime is not None
+        last = compute_index + self.runtime.horizon
+        if self.runtime.horizon <= 0 or not self.wanted:
+            return
+        until = self.computes[min(last, len(self.computes) - 1)]
+        self._release_until(self.now)
+        while self.wanted and self.wanted[0][0] <= until:
+            read, buffer = self.wanted[0]
+            if buffer in self.resident or read != self._next_read(buffer):
+                heapq.heappop(self.wanted)  # stale: fetched, or read since
+                continue
+            size = self.buffers[buffer].bytes
+            if not self._fits(size):
+                self._evict_by_next_read(size, set(), read, stores=False)
+                if not self._fits(size):
+                    return  # no room: fetched on demand, or once room is made
+            heapq.heappop(self.wanted)
+            self._claim(buffer)
+            self.arrival[buffer] = self._start_transfer(
+                buffer, self._tier_of(buffer), to_device=True, name="prefetch"
             )
-            if live and victim not in self.has_copy:
-                tier = self._tier_of(victim)
-                end = self._start_transfer(victim, tier, to_device=False, name="evict")
-                self.now = max(self.now, end)  # the swap-out completes before the free
-                self.has_copy.add(victim)
-            self._drop(victim, self.now)
 
     def _tier_of(self, buffer: int) -> str:
         home = self.buffers[buffer].home
@@ -219,7 +348,8 @@ class _Run:
         nbytes = self.buffers[buffer].bytes
         stream = (link, to_device)
         start = max(self.now, self.stream_free.get(stream, 0.0), not_before)
-        end = start + self.hw.link(link).transfer_time(nbytes, to_device)
+        duplex = self.stream_free.get((link, not to_device), 0.0) > start
+        end = start + self.hw.link(link).transfer_time(nbytes, to_device, duplex)
         self.stream_free[stream] = end
         self.stream_bytes[stream] = self.stream_bytes.get(stream, 0) + nbytes
         self.result.transfers += 1
@@ -240,17 +370,20 @@ class _Run:
     def run(self) -> SimResult:
         for buffer in self.buffers:
             if buffer.initial and buffer.tier == "hbm":
-                if self.reactive and buffer.home != "hbm":
+                if self.runtime is not None and buffer.home != "hbm":
                     self.has_copy.add(buffer.id)
+                    self._want(buffer.id)
                     continue
                 self.step_name = f"entry ({buffer.name})"
                 self._allocate(buffer.id, set())
             elif buffer.initial:
                 self.copy_ready[buffer.id] = 0.0
+        compute_index = -1
         for index, step in enumerate(self.schedule.steps):
             self.step_index = index
             if isinstance(step, Compute):
-                self._compute(step)
+                compute_index += 1
+                self._compute(step, compute_index)
             elif isinstance(step, Transfer):
                 self._transfer(step)
             elif isinstance(step, Wait):
@@ -263,14 +396,14 @@ class _Run:
         self._bounds()
         return self.result
 
-    def _compute(self, step: Compute) -> None:
+    def _compute(self, step: Compute, compute_index: int) -> None:
         self.step_name, self.step_loc = step.name, step.loc
         keep = {*step.reads, *step.allocs}
         for buffer in step.allocs:
             self._allocate(buffer, keep)
         for buffer in step.reads:
             if buffer not in self.resident:
-                if not self.reactive:
+                if self.runtime is None:
                     raise SimulationError(
                         f"{step.loc}: '{step.name}' reads {self.buffers[buffer].name}, "
                         "which is not resident in HBM"
@@ -280,7 +413,11 @@ class _Run:
                 self.now = self._start_transfer(
                     buffer, tier, to_device=True, name="fetch"
                 )
+            elif buffer in self.arrival:
+                self.now = max(self.now, self.arrival.pop(buffer))
             self.resident.move_to_end(buffer)
+        if self._prefetching():
+            self._prefetch(compute_index)
         start = self.now
         self.now += step.time_s
         self.result.compute_s += step.time_s
@@ -288,8 +425,18 @@ class _Run:
             self.result.intervals.append(
                 Interval(start, self.now, step.name, "compute")
             )
+        if self.runtime is not None:
+            self._advance_reads(step)
         for buffer in step.frees:
             self._free(buffer)
+
+    def _advance_reads(self, step: Compute) -> None:
+        """Move each buffer this step read to its next read."""
+        for buffer in dict.fromkeys(step.reads):
+            steps = self.reads[buffer]
+            self.read_pos[buffer] = bisect_right(steps, self.step_index)
+            if self._prefetching() and buffer in self.resident:
+                heapq.heappush(self.by_next, (-self._next_read(buffer), buffer))
 
     def _transfer(self, step: Transfer) -> None:
         if step.to_device:
@@ -343,8 +490,8 @@ def simulate(
     schedule: Schedule,
     hardware: Hardware,
     capacity: int | None = None,
-    reactive: bool = False,
+    runtime: Runtime | None = None,
     record: bool = True,
 ) -> SimResult:
-    """Run `schedule`; `capacity=None` means unlimited HBM."""
-    return _Run(schedule, hardware, capacity, reactive, record).run()
+    """Run `schedule`; `capacity=None` means unlimited HBM; `runtime`: as a runtime cache."""
+    return _Run(schedule, hardware, capacity, runtime, record).run()

@@ -46,10 +46,32 @@ def test_best_settings_are_within_the_limit(
     preset = scenario["presets"][0]
     rows = {row["policy"]: row for row in preset["rows"]}
     none, ours = rows["none"], rows["hyperoffload"]
+    # where ours places tagged arguments (decode), ours without that choice too
+    in_tier: set[str] = (
+        {"hyperoffload, arguments in tier"} if name.endswith("decode") else set()
+    )
+    assert set(rows) == {
+        "none",
+        "reactive-lru",
+        "runtime-prefetch",
+        "distance",
+        "activation-pass",
+        "hyperoffload",
+        *in_tier,
+    }
     for row in rows.values():
-        if "peak_hbm_bytes" in row:
-            assert row["slowdown"] <= scenario["limit"] + 1e-9
-            assert row["makespan_s"] >= preset["bound_time_s"] * (1 - 1e-9)
+        if row["policy"] == "activation-pass" and name.endswith("decode"):
+            assert "peak_hbm_bytes" not in row  # not a training step
+            continue
+        # every peer shows its best point, within the limit or not
+        assert row["within"] == (
+            row["slowdown"] <= scenario["limit"] + 1e-9 and not row["oom"]
+        )
+        assert row["makespan_s"] >= preset["bound_time_s"] * (1 - 1e-9)
+        tried = [p for p in preset["points"] if p["policy"] == row["policy"]]
+        assert row["policy"] in ("none", "hyperoffload", *in_tier) or any(
+            p["setting"] == row["setting"] for p in tried
+        )
     assert ours["peak_hbm_bytes"] < none["peak_hbm_bytes"]
     tried = [
         p
@@ -68,6 +90,7 @@ def test_longest_length_agrees_with_the_probes(
     scenario = _scenario(quick[0], "tiny-llama-prefill")
     preset = scenario["presets"][0]
     capacity = preset["hbm_capacity_bytes"]
+    assert "runtime-prefetch" in preset["longest"]
     for policy, entry in preset["longest"].items():
         probes = {t["length"]: t for t in preset["tried"] if t["policy"] == policy}
         longest = entry["length"]
@@ -75,6 +98,9 @@ def test_longest_length_agrees_with_the_probes(
         assert not any(
             p["fits"] for n, p in probes.items() if longest is None or n > longest
         )
+        # a policy that fits nowhere still shows its run at the shortest length
+        assert entry["at"] == (longest if longest is not None else min(probes))
+        assert entry["fits"] == (longest is not None)
         if longest is not None:
             assert entry["peak_hbm_bytes"] <= capacity
     none = preset["longest"]["none"]["length"] or 0

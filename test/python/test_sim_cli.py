@@ -105,3 +105,30 @@ def test_execute_compares_with_the_stripped_program(
     report = json.loads(out)
     assert report["outputs_match_reference"] is True
     assert report["transfers"] == 4
+
+
+def test_peers_may_keep_tagged_arguments_resident(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    program = str(EXAMPLES / "tiny_llama_forward.mlir")
+    fetched: dict[bool, int] = {}
+    for resident in (False, True):
+        flags = ["--resident-arguments"] if resident else []
+        status, out, err = _sim(
+            capsys,
+            program,
+            "--policy",
+            "runtime-prefetch",
+            "--horizon",
+            "4",
+            "--hbm-capacity",
+            "400KB",
+            "--json",
+            *flags,
+        )
+        assert status == 0, err
+        report = json.loads(out)
+        assert report["peak_hbm_bytes"] <= 400_000
+        fetched[resident] = report["bytes_to_device"]
+    # in their tier, the weights are fetched; resident, only what was evicted
+    assert fetched[True] < fetched[False]

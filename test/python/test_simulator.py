@@ -21,6 +21,7 @@ from hyperoffload.policies import (
     PolicyOptions,
     activation_moves,
     distance_moves,
+    prefetch_in_order,
     run_policy,
 )
 from hyperoffload.schedule import Schedule
@@ -168,16 +169,15 @@ def test_distance_offloads_idle_tensors(ctx: Context, hardware: Hardware) -> Non
     # both are stored and released after the use that opens their gap and
     # fetched right before the next (prefetch distance 0). The chain in between
     # then holds only a(i-1) and a(i): 2048 B instead of 4096 B with x and a0;
-    # steps 10 and 11 hold 3072 B. A free waits for its store, so the link is
-    # made fast here (1 GB/s: 1.024 us per store, less than a 2.048 us step);
-    # at 100 MB/s the stores would still be running when the chain peaks.
+    # steps 10 and 11 hold 3072 B. The link is made fast here (1 GB/s: 1.024 us
+    # per transfer, less than a 2.048 us step).
     fast_link = replace(hardware.links["remote"], bandwidth_from_device=1e9)
     hardware = replace(
         hardware, links={"remote": replace(fast_link, bandwidth_to_device=1e9)}
     )
     _, stripped = schedules(ctx, hardware, LONG_GAP)
     options = PolicyOptions(select_distance=5, prefetch_distance=0)
-    moves = distance_moves(stripped, options)
+    moves = distance_moves(stripped, options).moves
     x, a0 = (next(b.id for b in stripped.buffers if b.name == n) for n in ("%x", "%a0"))
     assert [(m.buffer, m.store_after, m.release, m.fetch, m.use) for m in moves] == [
         (x, 0, 0, 11, 11),
@@ -188,6 +188,19 @@ def test_distance_offloads_idle_tensors(ctx: Context, hardware: Hardware) -> Non
     assert none.peak_hbm_bytes == 4096
     assert result.peak_hbm_bytes == 3072
     assert (result.bytes_to_remote, result.bytes_to_device) == (2048, 2048)
+    # The compute stream waits for each store before its release (1.024 us
+    # after steps 0 and 1) and for each fetch issued right before its use
+    # (steps 10 and 11): 4 x 1.024 us exposed. Released one step later, each
+    # store is done by then: only the fetches stall.
+    assert result.exposed_transfer_s == pytest.approx(4.096 * US)
+    later = run(
+        ctx, hardware, LONG_GAP, "distance", None, replace(options, release_distance=1)
+    )
+    assert later.peak_hbm_bytes == 3072
+    assert later.exposed_transfer_s == pytest.approx(2.048 * US)
+    # select_num 1 offloads only the largest (a tie: the first buffer, x)
+    capped = distance_moves(stripped, replace(options, select_num=1)).moves
+    assert [m.buffer for m in capped] == [x]
 
 
 TRAIN = (
@@ -227,13 +240,29 @@ def test_activation_pass_moves_saved_activations(
     _, stripped = schedules(ctx, hardware, TRAIN)
     assert stripped.forward_end == 7
     h = next(b.id for b in stripped.buffers if b.name == "%h")
-    moves = activation_moves(stripped, hardware, PolicyOptions())
-    assert [(m.buffer, m.store_after, m.fetch, m.use) for m in moves] == [
-        (h, 1, 10, 14)
+    moves = activation_moves(stripped, hardware, PolicyOptions()).moves
+    assert [(m.buffer, m.store_after, m.fetch, m.use, m.wait_store) for m in moves] == [
+        (h, 1, 10, 14, 7)
     ]
     result = run(ctx, hardware, TRAIN, "activation-pass")
     assert result.exposed_transfer_s == pytest.approx(0.0, abs=1e-12)
     assert result.bytes_to_remote == 1024
+    # %h is produced at step 0 of 8 forward steps: keeping the last 90% of the
+    # forward pass still tags it, a threshold above its 1024 B does not
+    kept = PolicyOptions(skip_last=0.9)
+    assert activation_moves(stripped, hardware, kept).moves
+    small = PolicyOptions(min_bytes=2048)
+    assert not activation_moves(stripped, hardware, small).moves
+
+
+def test_reloads_are_hoisted_first_in_first_out() -> None:
+    # Steps of 1 s; reloads for step 7 (2.5 s) and step 6 (1 s). Walking back,
+    # the first queued (for 7) collects steps 6, 5, 4 and is issued before 4;
+    # only then does the one for 6 collect step 3: issued before 3, not 5.
+    times = [1.0] * 8
+    assert prefetch_in_order([(7, 2.5), (6, 1.0)], times, floor=2) == [4, 3]
+    # never before the floor (the start of the backward pass)
+    assert prefetch_in_order([(7, 2.5), (6, 1.0)], times, floor=4) == [4, 4]
 
 
 def test_dynamic_shapes_are_a_located_error(ctx: Context, hardware: Hardware) -> None:

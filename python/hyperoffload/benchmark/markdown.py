@@ -6,30 +6,46 @@ from typing import Any
 
 from hyperoffload.units import format_bytes, format_seconds
 
+METHOD = """\
+Method: every policy runs in the same interpreter on the same program
+(docs/simulator.md). The peers, each modelled from its upstream source:
+`reactive-lru` (runtime swapping), `runtime-prefetch` (MindSpore's
+MemCountedCache, Capuchin: evict by next use, prefetch within a horizon),
+`distance` (MindSpore's swap heuristic) and `activation-pass` (PyTorch's
+activation offloading). Each searches a grid that scales with the program
+(`hyperoffload.benchmark.peers`): the runtimes' capacity by bisection, at
+each prefetch horizon; select, prefetch and release distances and
+`select_num`; which activations are tagged. Ours bisects its HBM target (at
+most 7 full plans). A static peer fetches a tagged argument in its tier
+before its first use and frees it after its last. Where ours may keep tagged
+arguments in HBM between calls (`place-arguments`), every peer setting is
+also tried with all tagged arguments resident, and the setting says which
+the peer chose. A row shows the policy's best setting: its least peak within
+the limit or, where none is within, its least slowdown (`within`: no)."""
+
 
 def _peak_section(scenario: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for preset in scenario["presets"]:
         lines += [
             f"**{preset['hardware']}** (HBM {format_bytes(preset['hbm_capacity_bytes'])}), "
-            f"best setting within {scenario['limit']:.0%}:",
+            f"each policy's best setting (within {scenario['limit']:.0%} if any is):",
             "",
-            "| policy | setting | peak HBM | peak vs none | makespan | slowdown "
+            "| policy | setting | within | peak HBM | peak vs none | makespan | slowdown "
             "| exposed transfer | moved | tokens/s |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for row in preset["rows"]:
             if "peak_hbm_bytes" not in row:
-                lines.append(
-                    f"| {row['policy']} | no setting within: {row['setting']} |"
-                    + " - |" * 7
-                )
+                lines.append(f"| {row['policy']} | {row['setting']} |" + " - |" * 8)
                 continue
             reference = row["policy"] == "none"
             peak = "-" if reference else f"{-row['peak_reduction']:+.1%}"
             slowdown = "-" if reference else f"{row['slowdown']:+.2%}"
+            within = "yes" if row["within"] else "out of memory" if row["oom"] else "no"
             lines.append(
-                f"| {row['policy']} | {row['setting']} | {format_bytes(row['peak_hbm_bytes'])} "
+                f"| {row['policy']} | {row['setting']} | {within} "
+                f"| {format_bytes(row['peak_hbm_bytes'])} "
                 f"| {peak} | {format_seconds(row['makespan_s'])} | {slowdown} "
                 f"| {format_seconds(row['exposed_transfer_s'])} "
                 f"| {format_bytes(row['bytes_moved'])} | {row['tokens_per_s']:,.0f} |"
@@ -59,16 +75,27 @@ def _longest_section(scenario: dict[str, Any]) -> list[str]:
             + (f"; within {limit:.0%} of none's time" if limit is not None else "")
             + "):",
             "",
-            "| policy | longest that fits | peak HBM | time per call | tokens/s |",
-            "| --- | --- | --- | --- | --- |",
+            "| policy | longest that fits | setting | peak HBM | time per call "
+            "| slowdown | tokens/s |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         for policy, entry in preset["longest"].items():
-            if entry["length"] is None:
-                lines.append(f"| {policy} | none tried fits | - | - | - |")
+            length = (
+                f"{entry['length']:,}"
+                if entry["length"] is not None
+                else f"none (shown: {entry['at']:,}"
+                + (", out of memory)" if entry.get("oom") else ")")
+            )
+            if "peak_hbm_bytes" not in entry:
+                lines.append(
+                    f"| {policy} | {length} | {entry['setting']} |" + " - |" * 4
+                )
                 continue
             lines.append(
-                f"| {policy} | {entry['length']:,} | {format_bytes(entry['peak_hbm_bytes'])} "
-                f"| {format_seconds(entry['makespan_s'])} | {entry['tokens_per_s']:,.1f} |"
+                f"| {policy} | {length} | {entry['setting']} "
+                f"| {format_bytes(entry['peak_hbm_bytes'])} "
+                f"| {format_seconds(entry['makespan_s'])} | {entry['slowdown']:+.2%} "
+                f"| {entry['tokens_per_s']:,.1f} |"
             )
         tried = sorted({t["length"] for t in preset["tried"]})
         lines += [
@@ -99,6 +126,8 @@ def suite_markdown(results: dict[str, Any]) -> str:
     lines = [
         f"Suite `{results['suite']}`: {len(results['scenarios'])} scenarios in "
         f"{results['wall_s'] / 60:.1f} min ({results['jobs']} jobs).",
+        "",
+        METHOD,
         "",
     ]
     for scenario in results["scenarios"]:

@@ -14,9 +14,11 @@ from hyperoffload.benchmark.peers import Point
 _COLORS = {
     "none": "black",
     "reactive-lru": "tab:red",
+    "runtime-prefetch": "tab:green",
     "distance": "tab:orange",
     "activation-pass": "tab:purple",
     "hyperoffload": "tab:blue",
+    "hyperoffload, arguments in tier": "tab:cyan",
 }
 
 

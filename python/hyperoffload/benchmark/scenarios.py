@@ -2,11 +2,13 @@
 The two kinds of benchmark scenario.
 
 - `PeakAtSlowdown`: one program; on each preset, every policy at its best
-  setting within a slowdown over `none` (peak, makespan, exposed transfer,
-  bytes moved), the bounds, compile time, and every setting tried.
+  setting (peak, makespan, exposed transfer, bytes moved, and whether it is
+  within a slowdown over `none`), the bounds, compile time, and every
+  setting tried.
 - `LongestSequence`: one program at growing lengths (prompt or KV cache) on
   a fixed HBM; for each policy the longest length that fits (and, with a
-  limit, stays within it) and the throughput there.
+  limit, stays within it) and the throughput there, or, when none fits, its
+  best run at the shortest length it tried.
 
 ```python
 scenario = PeakAtSlowdown("tiny", "tiny LLaMA step", Export("tiny-llama", "train"),
@@ -32,7 +34,7 @@ from hyperoffload.hardware import Hardware, load_hardware
 from hyperoffload.lifetimes import ProgramGraph
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.plot import write_plot
-from hyperoffload.policies import PolicyOptions, run_policy
+from hyperoffload.policies import RUNTIMES
 from hyperoffload.simulator import SimResult
 
 
@@ -49,6 +51,7 @@ def _row(best: Best, none: SimResult, tokens: int) -> dict[str, Any]:
     row: dict[str, Any] = {
         "policy": best.policy,
         "setting": best.setting,
+        "within": best.within,
         **best.timings,
     }
     result = best.result
@@ -63,6 +66,7 @@ def _row(best: Best, none: SimResult, tokens: int) -> dict[str, Any]:
         "slowdown": result.makespan_s / none.makespan_s - 1,
         "peak_reduction": 1 - result.peak_hbm_bytes / none.peak_hbm_bytes,
         "tokens_per_s": tokens / result.makespan_s,
+        "oom": result.oom is not None,
     }
 
 
@@ -121,12 +125,15 @@ class PeakAtSlowdown:
             f"{name}: none peaks at {none.peak_hbm_bytes / 1e9:.2f} GB; ours: target search"
         )
         ours = search.ours()
+        in_tier = [search.ours(place_arguments=False)] if self.place_arguments else []
         log(f"{name}: peers")
         bests = [
-            Best("none", "unlimited HBM", none),
+            Best("none", "unlimited HBM", none, within=True),
             search.reactive(),
+            search.prefetching(),
             search.distance(),
             search.activation(),
+            *in_tier,
             ours,
         ]
         graph = ProgramGraph.build(main_function(workload.module), CostModel(hardware))
@@ -160,6 +167,9 @@ class PeakAtSlowdown:
 class _Probe:
     fits: bool
     result: SimResult | None
+    setting: str
+    slowdown: float
+    """Over `none` at the same length."""
 
 
 @dataclass
@@ -196,7 +206,12 @@ class LongestSequence:
     hbm_capacity: str | None = None
     """Fixed HBM (default: each preset's)."""
     place_arguments: bool = False
-    policies: tuple[str, ...] = ("none", "reactive-lru", "hyperoffload")
+    policies: tuple[str, ...] = (
+        "none",
+        "reactive-lru",
+        "runtime-prefetch",
+        "hyperoffload",
+    )
 
     def run(self, ctx: Context) -> dict[str, Any]:
         ctx.out.mkdir(parents=True, exist_ok=True)
@@ -245,32 +260,16 @@ class LongestSequence:
         index = self.lengths.index(self.start)
         for policy in self.policies:
             best = _gallop(self.lengths, index, lambda n, p=policy: probe(p, n))
-            entry: dict[str, Any] = {"length": best}
+            longest[policy] = self._entry(policy, best, probes)
             if best is not None:
-                result = probes[(policy, best)].result
-                assert result is not None
-                tokens = replace(self.export, **{self.vary: best}).tokens
-                entry |= {
-                    "peak_hbm_bytes": result.peak_hbm_bytes,
-                    "makespan_s": result.makespan_s,
-                    "tokens_per_s": tokens / result.makespan_s,
-                }
                 index = self.lengths.index(best)
-            longest[policy] = entry
         tried = [
             {
                 "policy": policy,
                 "length": length,
                 "fits": probe_.fits,
-                **(
-                    {}
-                    if probe_.result is None
-                    else {
-                        "peak_hbm_bytes": probe_.result.peak_hbm_bytes,
-                        "makespan_s": probe_.result.makespan_s,
-                        "oom": probe_.result.oom is not None,
-                    }
-                ),
+                "setting": probe_.setting,
+                **_figures(probe_),
             }
             for (policy, length), probe_ in sorted(
                 probes.items(), key=lambda kv: kv[0][1]
@@ -286,40 +285,66 @@ class LongestSequence:
             "plots": [plot],
         }
 
+    def _entry(
+        self, policy: str, best: int | None, probes: dict[tuple[str, int], _Probe]
+    ) -> dict[str, Any]:
+        """The longest length that fits, or the best run at the shortest length tried."""
+        mine = {n: p for (q, n), p in probes.items() if q == policy}
+        at = best if best is not None else min(mine)
+        found = mine[at]
+        entry: dict[str, Any] = {
+            "length": best,
+            "fits": found.fits,
+            "at": at,
+            "setting": found.setting,
+            **_figures(found),
+        }
+        if found.result is not None:
+            tokens = replace(self.export, **{self.vary: at}).tokens
+            entry["tokens_per_s"] = tokens / found.result.makespan_s
+        return entry
+
     def _probe(self, policy: str, workload: Workload, hardware: Hardware) -> _Probe:
         capacity = hardware.hbm_capacity
         baseline = workload.baseline(hardware)
         none = baseline.none
+        limit = float("inf") if self.limit is None else self.limit
 
-        def verdict(result: SimResult | None) -> _Probe:
-            if result is None:  # no plan meets the capacity
-                return _Probe(False, None)
-            limit = float("inf") if self.limit is None else self.limit
-            return _Probe(result.within(none, limit), result)
+        def verdict(result: SimResult | None, setting: str) -> _Probe:
+            if result is None:
+                return _Probe(False, None, setting, 0.0)
+            slowdown = result.makespan_s / none.makespan_s - 1
+            return _Probe(result.within(none, limit), result, setting, slowdown)
 
         if policy == "none":
-            return _Probe(none.peak_hbm_bytes <= capacity, none)
-        if none.bound_peak_bytes > capacity:  # one op's inputs and outputs exceed HBM
-            return _Probe(False, None)
-        if policy == "reactive-lru":
-            return verdict(
-                run_policy(
-                    policy,
-                    baseline.stripped,
-                    baseline.stripped,
-                    hardware,
-                    capacity,
-                    PolicyOptions(),
-                )
+            probe = verdict(none, "unlimited HBM")
+            return replace(probe, fits=none.peak_hbm_bytes <= capacity)
+        if none.bound_peak_bytes > capacity:
+            return verdict(None, "one op's inputs and outputs exceed HBM")
+        if policy in RUNTIMES:
+            search = PolicySearch(
+                workload, baseline, limit, lambda _: None, self.place_arguments
             )
+            best = search.at_capacity(policy, capacity)
+            return verdict(best.result, best.setting)
         pipeline = PipelinePass(
             hardware=hardware.name, place_arguments=self.place_arguments
         )
-        return verdict(
-            pipeline.simulated_plan(
-                workload.ctx, workload.module, capacity, hardware, baseline.stripped
-            )
+        result = pipeline.simulated_plan(
+            workload.ctx, workload.module, capacity, hardware, baseline.stripped
         )
+        return verdict(result, "planned at the capacity" if result else "no plan fits")
+
+
+def _figures(probe: _Probe) -> dict[str, Any]:
+    if probe.result is None:
+        return {}
+    return {
+        "peak_hbm_bytes": probe.result.peak_hbm_bytes,
+        "makespan_s": probe.result.makespan_s,
+        "slowdown": probe.slowdown,
+        "oom": probe.result.oom is not None,
+    }
 
 
 def _gallop(
