@@ -20,14 +20,13 @@ Progress goes to stderr.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from hyperoffload.benchmark.workloads import export_program
 from hyperoffload.frontend.configs import ModelConfig, get_config
 from hyperoffload.hardware import Hardware, load_hardware
 from hyperoffload.schedule import Compute
@@ -428,34 +427,9 @@ class Interpreter:
         if isinstance(program, Gemm):
             self.work.mkdir(parents=True, exist_ok=True)
             path.write_text(program.text())
-        elif not path.exists():
-            self._export(program, path)
+        else:
+            export_program(program, self.work, self.log)
         return path
-
-    def _export(self, spec: Export, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.partial")
-        self.log(f"exporting {spec.describe()}")
-        start = time.perf_counter()
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "hyperoffload.tools.hyperoffload_gen",
-                *spec.argv(),
-                "-o",
-                str(partial),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            partial.unlink(missing_ok=True)
-            reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"hyperoffload-gen {' '.join(spec.argv())}: {reason}")
-        partial.replace(path)
-        self.log(f"  exported in {time.perf_counter() - start:.1f} s")
 
     def simulate(self, program: Program, hardware: Hardware) -> Modelled:
         from xdsl.dialects.builtin import ModuleOp

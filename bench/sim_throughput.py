@@ -68,7 +68,7 @@ def trivial_loop(schedule: Schedule) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=100_000)
     args = parser.parse_args()
     hardware = load_hardware("ascend-910c")

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -31,6 +32,14 @@ from hyperoffload.schedule import Schedule
 from hyperoffload.simulator import SimResult
 
 Log = Callable[[str], None]
+
+
+class Exportable(Protocol):
+    """What `hyperoffload-gen` is asked for, and the file it goes to."""
+
+    def argv(self) -> list[str]: ...
+
+    def file_name(self) -> str: ...
 
 
 class BenchError(ValueError):
@@ -112,14 +121,15 @@ class Workload:
         return self.baselines[hardware.name]
 
 
-def export_program(spec: Export, directory: Path, log: Log) -> tuple[Path, float]:
+def export_program(spec: Exportable, directory: Path, log: Log) -> tuple[Path, float]:
     """The exported file (reused when present) and the seconds the export took."""
     path = directory / spec.file_name()
     if path.exists():
         log(f"reusing {path}")
         return path, 0.0
     directory.mkdir(parents=True, exist_ok=True)
-    log(f"exporting: {spec.command}")
+    command = " ".join(["hyperoffload-gen", *spec.argv()])
+    log(f"exporting: {command}")
     partial = path.with_suffix(f".{os.getpid()}.partial")
     start = time.perf_counter()
     done = subprocess.run(
@@ -139,7 +149,7 @@ def export_program(spec: Export, directory: Path, log: Log) -> tuple[Path, float
     if done.returncode != 0:
         partial.unlink(missing_ok=True)
         reason = done.stderr.strip().splitlines()[-1:] or ["no output"]
-        raise BenchError(f"{spec.command} failed: {reason[0]}")
+        raise BenchError(f"{command} failed: {reason[0]}")
     partial.replace(path)
     return path, seconds
 
