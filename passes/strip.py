@@ -3,7 +3,9 @@
 program that the offloaded one must compute exactly.
 
 A prefetch of a stored copy is replaced by the stored tensor; a remote
-function argument becomes a tensor argument tagged with its tier.
+function argument becomes a tensor argument tagged with its tier; a returned
+remote copy (a written-back result, whose result attribute names its tier)
+is returned as the stored tensor.
 
 ```mlir
 func.func @f(%x: tensor<4xf32>, %w: !hyperoffload.remote<tensor<4xf32>>) -> tensor<4xf32> {
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -83,6 +85,16 @@ def _stored_tensor(prefetch: PrefetchOp) -> SSAValue:
     )
 
 
+def _return_stored_tensor(store: StoreOp) -> None:
+    """A written-back result (a returned remote copy) is returned as the tensor."""
+    for use in list(store.handle.uses):
+        if isinstance(use.operation, ReturnOp):
+            use.operation.operands[use.index] = store.value
+            function = use.operation.parent_op()
+            assert isinstance(function, FuncOp)
+            function.update_function_type()
+
+
 def _erase_unused(op: Operation, rewriter: Rewriter) -> None:
     for result in op.results:
         if result.uses:
@@ -111,6 +123,7 @@ class StripPass(ModulePass):
                 rewriter.erase_op(detach)
         for store in ops:
             if isinstance(store, StoreOp):
+                _return_stored_tensor(store)
                 _erase_unused(store, rewriter)
         for func in op.walk():
             if isinstance(func, FuncOp):

@@ -277,12 +277,16 @@ class Fusion:
         members.sort(key=self.position.__getitem__)
 
     def _forward_end(self) -> int | None:
-        """Position of the op computing the first result (the loss) of a training step."""
+        """Position of the op computing the loss: a training step returns it first,
+        a scalar, then the gradients."""
         terminator = self.block.last_op
         if not isinstance(terminator, func.ReturnOp) or len(terminator.operands) < 2:
             return None
-        loss = producer(terminator.operands[0])
-        return self.position.get(loss) if loss is not None else None
+        loss = tensor_type(terminator.operands[0])
+        if loss is None or loss.get_shape():
+            return None
+        computed = producer(terminator.operands[0])
+        return self.position.get(computed) if computed is not None else None
 
     # queries
 

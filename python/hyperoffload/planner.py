@@ -226,8 +226,18 @@ class _Planner:
             for position, value in enumerate(returned):
                 tier = result_tiers[position] if position < len(result_tiers) else None
                 if value is info.value and tier is not None:
-                    plans.append(ValuePlan(info, [], stored=True, write_back=tier))
+                    plans.append(self._write_back(info, tier))
         return plans
+
+    def _write_back(self, info: ValueInfo, tier: str) -> ValuePlan:
+        """
+        Stored after its producer, released after its last use or that of a
+        value sharing its buffer (a view read later), returned as the copy.
+        """
+        assert info.buffer is not None
+        aliases = self.aliases.get(info.buffer, [])
+        uses = sorted({use for alias in (info, *aliases) for use in alias.uses})
+        return ValuePlan(replace(info, uses=uses), [], stored=True, write_back=tier)
 
     def _clusters(self, info: ValueInfo) -> ValuePlan:
         """

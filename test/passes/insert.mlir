@@ -53,6 +53,25 @@ func.func @adam(%p: tensor<256xf32>, %g: tensor<256xf32>,
 
 // -----
 
+// A written-back result read later through a view (a new KV entry that the
+// next op reads reshaped) is released after the view's last use.
+// CHECK-LABEL: func.func @written_back_view
+// CHECK-NEXT:    %k = arith.mulf %x, %x
+// CHECK-NEXT:    %k_remote = hyperoffload.store %k
+// CHECK-NEXT:    %v = tensor.expand_shape %k
+// CHECK-NEXT:    %y = arith.addf %v, %v
+// CHECK-NEXT:    hyperoffload.detach %k
+// CHECK-NEXT:    func.return %y, %k_remote
+func.func @written_back_view(%x: tensor<256xf32>)
+    -> (tensor<16x16xf32>, tensor<256xf32> {hyperoffload.tier = #hyperoffload.tier<remote>}) {
+  %k = arith.mulf %x, %x : tensor<256xf32>
+  %v = tensor.expand_shape %k [[0, 1]] output_shape [16, 16] : tensor<256xf32> into tensor<16x16xf32>
+  %y = arith.addf %v, %v : tensor<16x16xf32>
+  func.return %y, %k : tensor<16x16xf32>, tensor<256xf32>
+}
+
+// -----
+
 // KV cache, one argument per layer: only the window the current layer's
 // attention step reads is resident; the next layer's block is fetched one op
 // ahead and each block is released after its use.

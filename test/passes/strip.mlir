@@ -23,9 +23,23 @@ func.func @mlp(%x: tensor<4x8xf32>, %w: !hyperoffload.remote<tensor<8x8xf32>, ho
 
 // -----
 
-// A remote copy that leaves the function cannot be stripped.
-// CHECK: strip.mlir:30:3: error: cannot strip: the remote copy %h escapes through 'func.return'
-func.func @escapes(%x: tensor<4xf32>) -> !hyperoffload.remote<tensor<4xf32>> {
+// A written-back result (a returned remote copy) is returned as the tensor.
+// CHECK-LABEL: func.func @written_back(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    func.return %x : tensor<4xf32>
+// CHECK-NEXT:  }
+func.func @written_back(%x: tensor<4xf32>) -> !hyperoffload.remote<tensor<4xf32>> {
   %h = hyperoffload.store %x : tensor<4xf32> -> !hyperoffload.remote<tensor<4xf32>>
+  hyperoffload.detach %x : tensor<4xf32>
   func.return %h : !hyperoffload.remote<tensor<4xf32>>
+}
+
+// -----
+
+// A remote copy handed to another function cannot be stripped.
+// CHECK: strip.mlir:{{[0-9]+}}:3: error: cannot strip: the remote copy %h escapes through 'func.call'
+func.func private @sink(!hyperoffload.remote<tensor<4xf32>>) -> ()
+func.func @escapes(%x: tensor<4xf32>) {
+  %h = hyperoffload.store %x : tensor<4xf32> -> !hyperoffload.remote<tensor<4xf32>>
+  func.call @sink(%h) : (!hyperoffload.remote<tensor<4xf32>>) -> ()
+  func.return
 }

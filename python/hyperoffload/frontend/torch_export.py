@@ -18,7 +18,8 @@ allocated, so published dimensions export on a laptop) with
   cache.
 
 Parameters carry ``{hyperoffload.tier = #hyperoffload.tier<remote>}`` (or
-the tier asked for); KV-cache arguments also ``hyperoffload.category = "kv"``.
+the tier asked for); KV-cache arguments also ``hyperoffload.category = "kv"``;
+the KV-cache results of a prefill or decode step carry the tier too.
 """
 
 from __future__ import annotations
@@ -399,6 +400,25 @@ def tag_args(text: str, sig: Signature, tier: str = "remote") -> str:
     return text[:start] + ", ".join(tagged) + text[end:]
 
 
+def tag_results(text: str, sig: Signature, tier: str = "remote") -> str:
+    """
+    Tag the KV-cache results of a prefill or decode step (every result after
+    the logits) as living in `tier`: the cache is the caller's, kept in the
+    pool beside the cache arguments, so a plan writes it back (the caller
+    receives the remote copy) instead of holding it in HBM at return.
+    """
+    if sig.func_name not in ("prefill", "decode"):
+        return text
+    match = re.search(rf"func\.func @{sig.func_name}\(.*?\) -> \((.*?)\) \{{", text)
+    if match is None:
+        raise ExportError(f"results of @{sig.func_name} not found")
+    results = match.group(1).split(", ")
+    attr = f"{{hyperoffload.tier = #hyperoffload.tier<{tier}>}}"
+    tagged = [results[0], *(f"{r} {attr}" for r in results[1:])]
+    start, end = match.span(1)
+    return text[:start] + ", ".join(tagged) + text[end:]
+
+
 def export(
     cfg: ModelConfig,
     mode: str,
@@ -441,7 +461,7 @@ def export(
         ]
     with fake_mode:
         text = lower(fn, args, sig.func_name)
-    text = tag_args(text, sig, tier)
+    text = tag_results(tag_args(text, sig, tier), sig, tier)
     return Exported(text, sig, time.perf_counter() - start)
 
 
