@@ -193,6 +193,7 @@ def is_init(value: SSAValue) -> bool:
         isinstance(owner, LinalgStructuredOperation)
         and len(owner.results) == 1
         and all(tensor_type(v) is None for v in owner.inputs)
+        and not any(inner.name == "linalg.index" for inner in owner.body.walk())
     )
 
 

@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 
-from hyperoffload.cost import CostModel, tensor_bytes, tensor_type
+from hyperoffload.cost import CostModel, is_init, tensor_bytes, tensor_type
 from hyperoffload.diagnostics import location_of
 from hyperoffload.dialects.hyperoffload import (
     TIER_ARG_ATTR,
@@ -213,9 +213,7 @@ class _Extractor:
                     op.result, nbytes, "hbm", "constant", pinned=True, initial=True
                 )
             return
-        if (isinstance(op, tensor.EmptyOp) or _is_fill(op)) and _only_inits(
-            op.results[0]
-        ):
+        if op.results and is_init(op.results[0]) and _only_inits(op.results[0]):
             self.fresh.add(op.results[0])
             return
         if isinstance(op, tensor.EmptyOp):
@@ -341,15 +339,6 @@ class Extraction:
     """Top-level op index -> index of its compute step (ops with a step only)."""
     fusion: Fusion
     """The kernels the schedule's compute steps stand for."""
-
-
-def _is_fill(op: Operation) -> bool:
-    """A linalg op broadcasting scalars (`linalg.fill`, or its generic form)."""
-    return (
-        isinstance(op, LinalgStructuredOperation)
-        and len(op.results) == 1
-        and all(tensor_type(v) is None for v in op.inputs)
-    )
 
 
 def _only_inits(value: SSAValue) -> bool:

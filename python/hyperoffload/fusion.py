@@ -11,7 +11,9 @@ is one kernel rooted at `%y`: it reads `%x` and `%w`, writes `%y`, and
 neither `%wt` nor `%mm` ever occupies HBM. The rules:
 
 - A *layout* op (an all-parallel generic whose body only yields, or casts,
-  an input: transpose, broadcast, copy) is absorbed into every consumer.
+  an input: transpose, broadcast, copy) is absorbed into every consumer, and
+  so is an op computed from indices and constants alone (a causal mask, RoPE
+  tables): kernels compute them in registers.
 - An all-parallel op with one consumer is absorbed into it (a prologue or an
   elementwise chain). A kernel holds at most one reduction: an op whose
   kernel already has one joins its consumer only as an epilogue (an
@@ -30,7 +32,8 @@ neither `%wt` nor `%mm` ever occupies HBM. The rules:
   store, an insert): that value is materialised.
 
 Approximations: fusion is decided on the dataflow alone (no limit on kernel
-size or register pressure); a causal mask computed once is read from HBM.
+size or register pressure); a masked kernel is charged its full square, not
+the half a causal kernel computes.
 """
 
 from __future__ import annotations
@@ -89,12 +92,16 @@ def _numel(value: SSAValue) -> int:
     return size
 
 
+def _tensors(values: Iterable[SSAValue]) -> list[SSAValue]:
+    return [v for v in values if tensor_type(v) is not None]
+
+
 def is_layout(op: Operation) -> bool:
     """An all-parallel linalg op that only moves (or casts) one input's elements."""
     if not _all_parallel(op) or len(op.results) != 1:
         return False
     assert isinstance(op, LinalgStructuredOperation)
-    if len([v for v in op.inputs if tensor_type(v) is not None]) != 1:
+    if len(_tensors(op.inputs)) != 1:
         return False
     return all(
         inner.name in ("linalg.yield", "arith.extf", "arith.truncf", "arith.bitcast")
@@ -129,7 +136,7 @@ def _is_score_contraction(op: Operation) -> bool:
         for loop in range(len(ranges))
     )
     result = _numel(op.results[0])
-    inputs = [_numel(v) for v in op.inputs if tensor_type(v) is not None]
+    inputs = [_numel(v) for v in _tensors(op.inputs)]
     return (
         batched
         and reduction <= SCORE_REDUCTION_LIMIT
@@ -196,12 +203,17 @@ class Fusion:
 
     def _decide(self) -> None:
         anchored: dict[Operation, bool] = {}
+        index_only: set[Operation] = set()  # computed from indices and constants
         for op in self.ops:
-            if (
-                not isinstance(op, LinalgStructuredOperation)
-                or not op.results
-                or is_init(op.results[0])
+            if not isinstance(op, LinalgStructuredOperation) or not op.results:
+                continue
+            if is_init(op.results[0]) or (
+                _all_parallel(op)
+                and len(op.results) == 1
+                and all(producer(v) in index_only for v in _tensors(op.inputs))
             ):
+                index_only.add(op)
+            if is_init(op.results[0]):
                 continue
             anchored[op] = anchored.get(op, False) or is_reduction(op)
             reads_scores = any(producer(v) in self.scores for v in op.inputs)
@@ -218,7 +230,7 @@ class Fusion:
             if len(op.results) != 1:
                 continue
             users = outcomes[0][0]
-            if is_layout(op) and not anchored[op]:
+            if (is_layout(op) or op in index_only) and not anchored[op]:
                 self.absorbed.add(op)
                 continue
             if len(users) != 1:

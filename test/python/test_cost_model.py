@@ -206,3 +206,28 @@ def test_attention_is_one_fused_kernel(ctx: Context, hardware: Hardware):
     assert steps[0].flops == 262144 + 5 * 8192
     assert result.makespan_s == pytest.approx((1048.576 + 81.92 + 1) * US)
     assert result.peak_hbm_bytes == 4 * 4096
+
+
+def test_a_mask_computed_from_indices_is_never_materialised(
+    ctx: Context, hardware: Hardware
+):
+    # m[i] = (i < 128): computed in the consumer's registers, as a causal
+    # mask is; x * m is one kernel reading x and writing r (2048 B).
+    text = f"""func.func @f(%x: {T}) -> {T} {{
+      %e = tensor.empty() : {T}
+      %c = arith.constant 128 : index
+      %m = linalg.generic {{indexing_maps = [affine_map<(i) -> (i)>],
+          iterator_types = ["parallel"]}} outs(%e : {T}) {{
+      ^bb0(%o: f32):
+        %i = linalg.index 0 : index
+        %b = arith.cmpi ult, %i, %c : index
+        %f = arith.uitofp %b : i1 to f32
+        linalg.yield %f : f32
+      }} -> {T}
+      %r = {_elementwise(["%x", "%m"], "%e", ADD)}
+      func.return %r : {T}
+    }}"""
+    result, steps = run(ctx, hardware, text)
+    assert len(steps) == 1
+    assert steps[0].bytes == 2 * 1024
+    assert result.peak_hbm_bytes == 2 * 1024
