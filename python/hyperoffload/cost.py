@@ -125,7 +125,7 @@ class OpCost:
     known: bool = True
 
 
-_NO_COST = OpCost(0.0, 0, 0.0)
+NO_COST = OpCost(0.0, 0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ class CostModel:
         if op not in self._costs:
             work = self.work(op)
             self._costs[op] = (
-                _NO_COST if work is None else self.kernel(op, [work], attention=False)
+                NO_COST if work is None else self.kernel(op, [work], attention=False)
             )
         return self._costs[op]
 

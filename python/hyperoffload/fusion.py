@@ -48,6 +48,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
 from hyperoffload.cost import (
+    NO_COST,
     VIEW_OPS,
     CostModel,
     OpCost,
@@ -66,8 +67,6 @@ SCORE_REDUCTION_LIMIT = 512
 """The largest reduction (head dimension) of a contraction that computes attention scores."""
 SCORE_GROWTH = 4
 """How much larger than each input a score contraction's result is, at least."""
-
-_NO_COST = OpCost(0.0, 0, 0.0)
 
 
 def outer_operands(op: Operation) -> Iterable[SSAValue]:
@@ -315,7 +314,7 @@ class Fusion:
     def cost(self, op: Operation) -> OpCost:
         """The cost of the kernel `op` launches (zero if it is absorbed)."""
         if op in self.absorbed:
-            return _NO_COST
+            return NO_COST
         kernel = self.kernels.get(op)
         if kernel is None:
             return self.costs.cost(op)

@@ -175,8 +175,15 @@ class _Planner:
         return moves
 
     def releases(self, plan: ValuePlan) -> list[tuple[int, int]]:
-        """The free after the last use of an argument living outside HBM, brought back."""
+        """
+        The free after the last use of an argument living outside HBM, brought
+        back, or of a written-back result (the caller gets its copy).
+        """
         info = plan.info
+        if plan.write_back is not None and info.buffer is not None:
+            end = len(self.graph.ops) - 1
+            last = max((u for u in info.uses if u < end), default=info.producer)
+            return [(info.buffer, self.step_after(last))]
         if (
             not plan.gaps
             or info.last_use >= len(self.graph.ops) - 1

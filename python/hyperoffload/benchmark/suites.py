@@ -31,7 +31,7 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             "LLaMA-65B prefill (80 layers, fp16), longest prompt in HBM",
             Export("llama-65b", "prefill", seq=1024, dtype="f16"),
             "seq",
-            (1024, 2048, 4096, 8192, 16384, 32768, 65536),
+            (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072),
             4096,
             ("ascend-910c", "h200-pcie5"),
             paper="longest sequence 1024 (HBM only) / 4096 (runtime offload) / 8192 (HyperOffload)",
