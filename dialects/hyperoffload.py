@@ -318,8 +318,11 @@ class DetachOp(IRDLOperation):
             )
 
 
+OFFLOAD_OPS = (PrefetchOp, StoreOp, DetachOp)
+"""The ops that move data: none computes."""
+
 Hyperoffload = Dialect(
     "hyperoffload",
-    [PrefetchOp, StoreOp, DetachOp],
+    list(OFFLOAD_OPS),
     [TierAttr, RemoteType],
 )

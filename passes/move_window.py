@@ -29,15 +29,19 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from hyperoffload.cost import VIEW_OPS, CostModel, tensor_bytes
-from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType, StoreOp
+from hyperoffload.dialects.hyperoffload import (
+    OFFLOAD_OPS,
+    DetachOp,
+    PrefetchOp,
+    RemoteType,
+    StoreOp,
+)
 from hyperoffload.dialects.residency import ancestor_in
 from hyperoffload.extract import extract_schedule
 from hyperoffload.hardware import Hardware, load_hardware
 from hyperoffload.lifetimes import ProgramGraph
 from hyperoffload.placement import MoveOptions, PrefetchWindow, place_prefetches
 from hyperoffload.simulator import simulate
-
-OFFLOAD_OPS = (PrefetchOp, StoreOp, DetachOp)
 
 
 class _Skeleton:

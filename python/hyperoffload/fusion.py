@@ -15,7 +15,10 @@ neither `%wt` nor `%mm` ever occupies HBM. The rules:
   so is an op computed from indices and constants alone (a causal mask, RoPE
   tables): kernels compute them in registers.
 - An all-parallel op with one consumer is absorbed into it (a prologue or an
-  elementwise chain). A kernel holds at most one reduction: an op whose
+  elementwise chain) if nothing but views, inits and other producers of
+  that consumer lies between them: fusing across other kernels would keep
+  its inputs in HBM until the consumer runs. A kernel holds at most one
+  reduction: an op whose
   kernel already has one joins its consumer only as an epilogue (an
   all-parallel consumer over the same number of elements, e.g. the
   truncation of a matmul's f32 accumulator).
@@ -61,6 +64,7 @@ from hyperoffload.cost import (
     read_operands,
     tensor_type,
 )
+from hyperoffload.dialects.hyperoffload import OFFLOAD_OPS
 from hyperoffload.dialects.residency import ancestor_in
 
 SCORE_REDUCTION_LIMIT = 512
@@ -232,7 +236,7 @@ class Fusion:
             if (is_layout(op) or op in index_only) and not anchored[op]:
                 self.absorbed.add(op)
                 continue
-            if len(users) != 1:
+            if len(users) != 1 or not self._adjacent(op, users[0]):
                 continue
             consumer = users[0]
             if anchored[op]:
@@ -244,6 +248,31 @@ class Fusion:
                     continue
                 anchored[consumer] = True
             self.absorbed.add(op)
+
+    def _adjacent(self, op: Operation, consumer: Operation) -> bool:
+        """
+        Whether nothing computes between `op` and its consumer but views,
+        inits, offload ops and other producers of that consumer (so that
+        inserting offload ops never changes the kernels): fusing across other
+        kernels would keep `op`'s inputs in HBM until the consumer runs (a
+        chain of 256 expert outputs summed at the end would hold them all).
+        """
+        for between in self.ops[self.position[op] + 1 : self.position[consumer]]:
+            if isinstance(between, VIEW_OPS + OFFLOAD_OPS) or not any(
+                tensor_type(r) is not None for r in between.results
+            ):
+                continue
+            if isinstance(between, LinalgStructuredOperation) and (
+                is_init(between.results[0])
+                or self._consumers(between.results[0])[0] == [consumer]
+            ):
+                continue
+            if not isinstance(between, LinalgStructuredOperation) and not (
+                between.operands
+            ):
+                continue  # tensor.empty, constants
+            return False
+        return True
 
     # kernels
 

@@ -231,3 +231,17 @@ def test_a_mask_computed_from_indices_is_never_materialised(
     assert len(steps) == 1
     assert steps[0].bytes == 2 * 1024
     assert result.peak_hbm_bytes == 2 * 1024
+
+
+def test_no_fusion_across_another_kernel(ctx: Context, hardware: Hardware):
+    # exp(x) runs between x + y and its consumer: fusing the add into the
+    # square would hold x and y in HBM until then, so it stays a kernel.
+    text = f"""func.func @f(%x: {T}, %y: {T}) -> ({T}, {T}) {{
+      %e = tensor.empty() : {T}
+      %s = {_elementwise(["%x", "%y"], "%e", ADD)}
+      %b = {_elementwise(["%x"], "%e", EXP)}
+      %m = {_elementwise(["%s"], "%e", SQUARE)}
+      func.return %b, %m : {T}, {T}
+    }}"""
+    _, steps = run(ctx, hardware, text)
+    assert len(steps) == 3
