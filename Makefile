@@ -14,18 +14,19 @@ $(STAMP): pyproject.toml
 
 ## Parse, verify and print the default example (a two-layer MLP that offloads),
 ## then the real thing end to end: export the LLaMA-3-8B training step (32
-## layers, seq 2048, bf16) from PyTorch, plan it for 30 GB of HBM on the
-## Ascend 910C preset, and simulate the plan beside every other memory policy.
+## layers, seq 2048, bf16) from PyTorch, plan it for 32 GB of HBM on the
+## Ascend 910C preset (choosing which weights stay in HBM), and simulate the
+## plan beside every other memory policy, each allowed the same choice.
 run: $(STAMP)
 	$(BIN)/hyperoffload-opt examples/offload_mlp.mlir
 	mkdir -p build
 	$(BIN)/hyperoffload-gen llama3-8b --mode train --layers 32 --seq 2048 --dtype bf16 \
 		-o build/llama3_8b_train.mlir
 	$(BIN)/hyperoffload-opt build/llama3_8b_train.mlir \
-		-p 'hyperoffload-pipeline{hardware=ascend-910c hbm-capacity=30GB}' \
+		-p 'hyperoffload-pipeline{hardware=ascend-910c hbm-capacity=32GB place-arguments=true}' \
 		-o build/llama3_8b_train.planned.mlir
 	$(BIN)/hyperoffload-sim build/llama3_8b_train.planned.mlir --hardware ascend-910c \
-		--hbm-capacity 30GB --policy all --plot timeline.png
+		--hbm-capacity 32GB --policy all --resident-arguments --plot timeline.png
 
 ## All tests: lit/FileCheck, pytest, then ruff and pyright.
 test: lit pytest lint
@@ -45,10 +46,12 @@ lint: $(STAMP)
 irdl: $(STAMP)
 	$(BIN)/hyperoffload-export-irdl
 
-## Interpreter throughput, then the default suite: ours against every peer and
-## the seeds' figures (docs/benchmarks.md; about 15 minutes on 2 cores).
+## Interpreter throughput, the calibration table (docs/calibration.md), then
+## the default suite: ours against every peer and the seeds' figures
+## (docs/benchmarks.md; about 15 minutes on 2 cores).
 bench: $(STAMP)
 	$(BIN)/python bench/sim_throughput.py
+	$(BIN)/python bench/calibration.py
 	$(BIN)/hyperoffload-bench --suite default -o docs/benchmarks
 
 clean:

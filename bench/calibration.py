@@ -288,8 +288,8 @@ ROWS: tuple[Row, ...] = (
         Published(5762, "tokens/s", TORCHTITAN, True, 2 * 8192),
         "FSDP all-gather/reduce-scatter (mostly overlapped), the AdamW step, "
         "recomputation by selective AC (model faster); the measured H100 is a "
-        "96 GB HBM2e part at 500 W, below the SXM datasheet peak the preset "
-        "uses (model faster); the model charges attention over the full "
+        "96 GB HBM2e part (2.4 TB/s) at 500 W, below the SXM datasheet figures "
+        "the preset uses (model faster); the model charges attention over the full "
         "masked square, a causal kernel skips half (model slower)",
     ),
     Row(
