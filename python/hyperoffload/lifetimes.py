@@ -179,9 +179,8 @@ class ProgramGraph:
         fusion = extraction.fusion
         for info in values:
             uses: set[int] = set()
-            held: list[
-                tuple[int, int]
-            ] = []  # read later, by a kernel, through a fused op
+            # (use, kernel) spans: read later, by a kernel, through a fused op
+            held: list[tuple[int, int]] = []
             for use in info.value.uses:
                 holder = ancestor_in(function.body.block, use.operation)
                 if holder is None:
