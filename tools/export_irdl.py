@@ -27,6 +27,7 @@ from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
 
 from hyperoffload.dialects.hyperoffload import Hyperoffload
+from hyperoffload.outputs import write_atomically
 from hyperoffload.tools.command_line import run_reporting_errors
 
 DEFAULT_OUTPUT = (
@@ -92,7 +93,7 @@ def _run(args: Sequence[str] | None) -> int:
     elif str(options.output) == "-":
         sys.stdout.write(text)
     else:
-        options.output.write_text(text)
+        write_atomically(options.output, text)
     return 0
 
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hyperoffload.frontend.configs import CONFIGS, MODES, TIERS, get_config
+from hyperoffload.outputs import write_atomically
 from hyperoffload.tools.command_line import run_reporting_errors
 
 DTYPE_NAMES = ("f32", "bf16", "f16")
@@ -110,7 +111,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if options.output is None:
         sys.stdout.write(text)
     else:
-        options.output.write_text(text)
+        write_atomically(options.output, text)
     print(
         f"hyperoffload-gen: {exported.signature.n_params} parameters, "
         f"{len(exported.signature.arg_names)} arguments, "

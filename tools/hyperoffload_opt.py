@@ -1,13 +1,16 @@
 """`hyperoffload-opt`: xDSL's `xdsl-opt` with the HyperOffload dialect and passes."""
 
+import io
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from hyperoffload.diagnostics import verify_module
+from hyperoffload.outputs import write_atomically
 from hyperoffload.parsing import parse_mlir
 from hyperoffload.tools.command_line import run_reporting_errors
 
@@ -18,6 +21,13 @@ ops such as linalg.batch_matmul and other named linalg ops, syntax xDSL lacks,
 torch-mlir output) is parsed by upstream MLIR, its named linalg ops are
 generalised and it is read back in generic form. Diagnostics are reported as
 file:line:col."""
+
+
+class _PendingOutput(io.StringIO):
+    """The output of a run, written to its file only once the run succeeded."""
+
+    def close(self) -> None:
+        pass  # the driver closes its output stream whether or not the run failed
 
 
 class HyperoffloadOptMain(xDSLOptMain):
@@ -56,6 +66,21 @@ class HyperoffloadOptMain(xDSLOptMain):
             start_offset,
             not self.args.no_implicit_module,
         )
+
+    def prepare_output(self) -> IO[str]:
+        """With `-o`, the text is kept until the run succeeds (nothing lost on failure)."""
+        if self.args.output_file is None:
+            return sys.stdout
+        self.pending_output = _PendingOutput()
+        return self.pending_output
+
+    def run(self):
+        self.pending_output: _PendingOutput | None = None
+        super().run()
+        if self.pending_output is not None:
+            write_atomically(
+                Path(self.args.output_file), self.pending_output.getvalue()
+            )
 
     def apply_passes(self, prog: ModuleOp):
         if not self.args.disable_verify:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hyperoffload.outputs import replaced
 from hyperoffload.simulator import SimResult
 
 
@@ -55,5 +56,6 @@ def write_plot(runs: list[tuple[str, SimResult]], path: Path, title: str) -> Non
     transfer_axis.set_xlabel("time (ms)")
     transfer_axis.set_ylabel("transfers")
     figure.tight_layout()
-    figure.savefig(str(path), dpi=110)  # pyright: ignore[reportUnknownMemberType]
+    with replaced(path) as partial:
+        figure.savefig(str(partial), dpi=110)  # pyright: ignore[reportUnknownMemberType]
     plt.close(figure)

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hyperoffload.outputs import write_atomically
 from hyperoffload.simulator import SimResult
 
 _US = 1e6
@@ -59,6 +60,5 @@ def trace_events(result: SimResult, name: str = "hyperoffload") -> list[dict[str
 
 
 def write_trace(result: SimResult, path: Path, name: str = "hyperoffload") -> None:
-    path.write_text(
-        json.dumps({"traceEvents": trace_events(result, name), "displayTimeUnit": "ms"})
-    )
+    events = {"traceEvents": trace_events(result, name), "displayTimeUnit": "ms"}
+    write_atomically(path, json.dumps(events))

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -69,7 +71,45 @@ def normalize_with_upstream(
     location kinds xDSL cannot read). Unknown dialects (ours included) pass
     through as unregistered ops. Raises `UpstreamParseError` with
     `file:line:col`.
+
+    The bindings are an assertions build: text that trips an assertion in the
+    upstream parser aborts the process parsing it. So it is parsed in a child
+    process, and an abort there becomes a diagnostic here.
     """
+    done = subprocess.run(
+        [sys.executable, "-m", "hyperoffload.upstream"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        reason = said[-1].strip() if said else f"exit status {done.returncode}"
+        where, what = file_name, "upstream MLIR aborted parsing this input"
+        if "EOF" in reason:  # the parser ran past the end: point there
+            lines = text.splitlines() or [""]
+            where = f"{file_name}:{len(lines) + line_offset}:{len(lines[-1]) + 1}"
+            what += " at its end (is it cut short?)"
+        raise UpstreamParseError(f"{where}: error: {what}: {reason}")
+    result = json.loads(done.stdout)
+    if "errors" in result:
+        messages = [
+            _located(location, message, text, file_name, line_offset)
+            for location, message in result["errors"]
+        ]
+        raise UpstreamParseError("\n".join(messages))
+    located: str = result["located"]
+
+    def relocate(match: re.Match[str]) -> str:
+        line = int(match[1]) + line_offset
+        return f"loc({json.dumps(file_name)}:{line}:{match[2]})"
+
+    return _PARSER_LOC.sub(relocate, located), result["plain"]
+
+
+def _normalize_here(text: str) -> dict[str, Any]:
+    """The child's work: `located` and `plain` text, or the located `errors`."""
     # The bindings' stubs are incomplete; treat them as untyped.
     ir: Any = import_module("mlir.ir")
     passmanager: Any = import_module("mlir.passmanager")
@@ -80,11 +120,8 @@ def normalize_with_upstream(
             module = ir.Module.parse(text)
             passmanager.PassManager.parse(NORMALIZE_PIPELINE).run(module.operation)
         except ir.MLIRError as err:
-            messages = [
-                _located(str(d.location), d.message, text, file_name, line_offset)
-                for d in err.error_diagnostics
-            ] or [f"{file_name}: error: {err.message}"]
-            raise UpstreamParseError("\n".join(messages)) from None
+            errors = [(str(d.location), d.message) for d in err.error_diagnostics]
+            return {"errors": errors or [("", err.message)]}
         located: str = module.operation.get_asm(
             print_generic_op_form=True,
             enable_debug_info=True,
@@ -92,13 +129,12 @@ def normalize_with_upstream(
             use_local_scope=True,
         )
         plain: str = module.operation.get_asm(print_generic_op_form=True)
-
-    def relocate(match: re.Match[str]) -> str:
-        line = int(match[1]) + line_offset
-        return f"loc({json.dumps(file_name)}:{line}:{match[2]})"
-
     # The local-scope printer leaves out the `{-# dialect_resources #-}` blobs.
     metadata = plain.find("{-#")
     if metadata >= 0:
         located += "\n" + plain[metadata:]
-    return _PARSER_LOC.sub(relocate, located), plain
+    return {"located": located, "plain": plain}
+
+
+if __name__ == "__main__":
+    json.dump(_normalize_here(sys.stdin.read()), sys.stdout)

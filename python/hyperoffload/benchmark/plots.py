@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperoffload.benchmark.peers import Point
+from hyperoffload.outputs import replaced
 
 _COLORS = {
     "none": "black",
@@ -65,7 +66,8 @@ def _write_scatter(
     axis.set_title(title, fontsize="medium")
     axis.legend(fontsize="small")
     figure.tight_layout()
-    figure.savefig(str(path), dpi=90)
+    with replaced(path) as partial:
+        figure.savefig(str(partial), dpi=90)
     plt.close(figure)
 
 

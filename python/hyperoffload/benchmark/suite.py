@@ -21,6 +21,7 @@ from hyperoffload.benchmark.markdown import suite_markdown
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.suites import SUITES, Scenario
 from hyperoffload.benchmark.workloads import BenchError
+from hyperoffload.outputs import write_atomically
 
 
 def _run_one(
@@ -89,6 +90,6 @@ def run_suite(
         "wall_s": time.perf_counter() - started,
         "scenarios": results,
     }
-    (out / "results.json").write_text(json.dumps(summary, indent=1))
-    (out / "results.md").write_text(suite_markdown(summary))
+    write_atomically(out / "results.json", json.dumps(summary, indent=1))
+    write_atomically(out / "results.md", suite_markdown(summary))
     return summary
