@@ -30,7 +30,8 @@ def run_reporting_errors(tool: str, run: Callable[[], int | None]) -> int:
         print(str(err).rstrip(), file=sys.stderr)
         return 1
     except (OSError, ValueError) as err:
-        print(f"{tool}: error: {err}", file=sys.stderr)
+        located = ": error: " in str(err)  # already `file:line:col: error: ...`
+        print(str(err) if located else f"{tool}: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

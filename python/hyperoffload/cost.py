@@ -72,7 +72,7 @@ def element_bytes(element_type: Attribute) -> int:
         return max(1, (width + 7) // 8)
     if isinstance(element_type, IndexType):
         return 8
-    raise CostModelError(f"unsupported element type {element_type}")
+    raise CostModelError(f"the element type {element_type} has no size the model knows")
 
 
 _DTYPE_NAMES: dict[Attribute, str] = {}
@@ -108,12 +108,16 @@ def tensor_bytes(value: SSAValue, op: Operation) -> int:
     if known is not None:
         return known
     shape = value_type.get_shape()
+    where = f"{location_of(op)}: error: cannot size {value_type} of '{op.name}'"
     if any(dim < 0 for dim in shape):
         raise CostModelError(
-            f"{location_of(op)}: error: cannot size {value_type} of '{op.name}': "
-            "dynamic shapes are not supported (export with static shapes)"
+            f"{where}: dynamic shapes are not supported (export with static shapes)"
         )
-    _SIZES[value_type] = size = prod(shape) * element_bytes(value_type.element_type)
+    try:
+        element = element_bytes(value_type.element_type)
+    except CostModelError as err:
+        raise CostModelError(f"{where}: {err} (not supported)") from None
+    _SIZES[value_type] = size = prod(shape) * element
     return size
 
 
