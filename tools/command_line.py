@@ -20,26 +20,31 @@ def run_reporting_errors(tool: str, run: Callable[[], int | None]) -> int:
     """
     try:
         status = run()
-    except ParseError as err:
+    except KeyboardInterrupt:
+        return 130
+    except (Exception, ArgSpecParseError) as err:  # noqa: BLE001 -- never a traceback
+        return report_error(tool, err)
+    return status or 0
+
+
+def report_error(tool: str, err: BaseException) -> int:
+    """Print `err` as a diagnostic on stderr; the exit status it calls for."""
+    if isinstance(err, ParseError):
         print(format_parse_error(err), file=sys.stderr)
         return 1
-    except ArgSpecParseError as err:  # a malformed -p pipeline (a BaseException)
+    if isinstance(err, ArgSpecParseError):  # a malformed -p pipeline
         print(f"{tool}: error: {str(err).rstrip()}", file=sys.stderr)
         return 1
-    except DiagnosticException as err:
+    if isinstance(err, DiagnosticException):
         print(str(err).rstrip(), file=sys.stderr)
         return 1
-    except (OSError, ValueError) as err:
+    if isinstance(err, OSError | ValueError):
         located = ": error: " in str(err)  # already `file:line:col: error: ...`
         print(str(err) if located else f"{tool}: error: {err}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
-    except Exception as err:  # noqa: BLE001 -- last resort: no traceback for users
-        print(
-            f"{tool}: internal error: {type(err).__name__}: {err}\n"
-            f"(please report this with the input that caused it)",
-            file=sys.stderr,
-        )
-        return 2
-    return status or 0
+    print(
+        f"{tool}: internal error: {type(err).__name__}: {err}\n"
+        f"(please report this with the input that caused it)",
+        file=sys.stderr,
+    )
+    return 2

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from hyperoffload.diagnostics import verify_module
 from hyperoffload.outputs import write_atomically
 from hyperoffload.parsing import parse_mlir
-from hyperoffload.tools.command_line import run_reporting_errors
+from hyperoffload.tools.command_line import report_error, run_reporting_errors
 
 DESCRIPTION = """\
 HyperOffload optimizer driver. Reads MLIR in custom or generic form: every
@@ -74,13 +75,42 @@ class HyperoffloadOptMain(xDSLOptMain):
         self.pending_output = _PendingOutput()
         return self.pending_output
 
-    def run(self):
+    def run(self) -> None:
+        """Process the input; `exit_status` says how it went (1: a chunk failed)."""
         self.pending_output: _PendingOutput | None = None
-        super().run()
-        if self.pending_output is not None:
-            write_atomically(
-                Path(self.args.output_file), self.pending_output.getvalue()
-            )
+        args = self.args
+        expects_errors = args.verify_diagnostics or args.parsing_diagnostics
+        if not args.split_input_file or expects_errors or args.shrink:
+            super().run()
+            status = 0
+        else:
+            status = self._run_every_chunk()
+        if self.pending_output is not None and status == 0:
+            write_atomically(Path(args.output_file), self.pending_output.getvalue())
+        self.exit_status = status
+
+    def _run_every_chunk(self) -> int:
+        """
+        With `--split-input-file`, every chunk is processed and every error
+        reported, as `mlir-opt` does; the status is the worst chunk's.
+        """
+        chunks, file_extension = self.prepare_input()
+        output = self.prepare_output()
+        status = 0
+        for index, (chunk, offset) in enumerate(chunks):
+            try:
+                if index > 0:
+                    output.write("// -----\n")
+                module = self.parse_chunk(chunk, file_extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    output.write(self.output_resulting_program(module))
+            except (Exception, ArgSpecParseError) as err:  # noqa: BLE001 -- reported
+                status = max(status, report_error("hyperoffload-opt", err))
+            finally:
+                chunk.close()
+        output.flush()
+        return status
 
     def apply_passes(self, prog: ModuleOp):
         if not self.args.disable_verify:
@@ -91,10 +121,12 @@ class HyperoffloadOptMain(xDSLOptMain):
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    return run_reporting_errors(
-        "hyperoffload-opt",
-        lambda: HyperoffloadOptMain(description=DESCRIPTION, args=args).run(),
-    )
+    def run() -> int:
+        driver = HyperoffloadOptMain(description=DESCRIPTION, args=args)
+        driver.run()
+        return driver.exit_status
+
+    return run_reporting_errors("hyperoffload-opt", run)
 
 
 if __name__ == "__main__":
