@@ -128,7 +128,7 @@ def _apply_value(
         placement.place_after(info.producer, store, first=True)
         handle, reader, current = store.handle, info.value, info.value
     if plan.write_back is not None:  # the caller gets the remote copy
-        last = max((u for u in info.uses if u != end - 1), default=info.producer)
+        last = info.last_use_before(end - 1)  # the return
         placement.place_after(last, DetachOp(info.value))
         returned = placement.ops[-1]
         assert isinstance(returned, ReturnOp)

@@ -13,6 +13,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -149,17 +150,9 @@ def _run(args: Sequence[str] | None) -> int:
     hardware = load_hardware(options.hardware, options.hbm_capacity)
     capacity = hardware.hbm_capacity
     planned, stripped, module = _load(options, hardware)
+    # every peer option is a flag of the same name
     policy_options = PolicyOptions(
-        select_distance=options.select_distance,
-        prefetch_distance=options.prefetch_distance,
-        release_distance=options.release_distance,
-        select_num=options.select_num,
-        forward_end=options.forward_end,
-        tag_fraction=options.tag_fraction,
-        min_bytes=options.min_bytes,
-        skip_last=options.skip_last,
-        horizon=options.horizon,
-        resident_arguments=options.resident_arguments,
+        **{f.name: getattr(options, f.name) for f in fields(PolicyOptions)}
     )
     policies = list(POLICIES) if options.policy == "all" else [options.policy]
     if module is None and any(p not in ("plan", "none") for p in policies):

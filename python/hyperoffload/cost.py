@@ -265,12 +265,10 @@ class CostModel:
         for value in (*operands, *results):
             tensor_bytes(value, op)  # a clear error for a dynamic shape
         if isinstance(op, LinalgStructuredOperation):
-            contraction = is_contraction(op) and not any(
-                _is_one_hot(v) for v in op.inputs
-            )
             reads = tuple(dict.fromkeys(read_operands(op)))
-            if is_contraction(op) and not contraction:  # a gather or scatter-add
-                return OpWork(0.0, "f32", False, reads, results)
+            contraction = is_contraction(op)
+            if contraction and any(_is_one_hot(v) for v in op.inputs):
+                return OpWork(0.0, "f32", False, reads, results)  # gather, scatter-add
             flops = float(domain_size(op) * _body_flops(op))
             dtype = _input_dtype(reads) if contraction else "f32"
             return OpWork(flops, dtype, contraction, reads, results)

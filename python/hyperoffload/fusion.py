@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.dialects import func
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
@@ -87,12 +88,7 @@ def outer_operands(op: Operation) -> Iterable[SSAValue]:
 
 def _numel(value: SSAValue) -> int:
     value_type = tensor_type(value)
-    if value_type is None:
-        return 0
-    size = 1
-    for dim in value_type.get_shape():
-        size *= max(dim, 0)
-    return size
+    return 0 if value_type is None else prod(max(d, 0) for d in value_type.get_shape())
 
 
 def _tensors(values: Iterable[SSAValue]) -> list[SSAValue]:
@@ -149,11 +145,8 @@ def _is_score_contraction(op: Operation) -> bool:
 
 @dataclass
 class Kernel:
-    """One launch: its root op, the absorbed ops it runs, what it reads."""
+    """One launch of a root op: the absorbed ops it pays for, what it reads."""
 
-    root: Operation
-    members: list[Operation]
-    """Absorbed ops whose values it computes (charged or reused)."""
     charged: list[Operation]
     """The members whose work this kernel pays for."""
     sources: list[SSAValue]
@@ -175,6 +168,7 @@ class Fusion:
         self.roots_of: dict[Operation, list[Operation]] = {}
         """Each absorbed op -> the roots of the kernels that run it."""
         self._costs: dict[Operation, OpCost] = {}
+        self._consumed: dict[SSAValue, tuple[list[Operation], bool]] = {}
         self._decide()
         self._build_kernels()
 
@@ -182,6 +176,11 @@ class Fusion:
 
     def _consumers(self, value: SSAValue) -> tuple[list[Operation], bool]:
         """Top-level ops reading `value` (through views), and whether it escapes."""
+        if value not in self._consumed:
+            self._consumed[value] = self._find_consumers(value)
+        return self._consumed[value]
+
+    def _find_consumers(self, value: SSAValue) -> tuple[list[Operation], bool]:
         consumers: list[Operation] = []
         escapes = False
         pending = [value]
@@ -210,14 +209,15 @@ class Fusion:
         for op in self.ops:
             if not isinstance(op, LinalgStructuredOperation) or not op.results:
                 continue
-            if is_init(op.results[0]) or (
+            if is_init(op.results[0]):
+                index_only.add(op)
+                continue
+            if (
                 _all_parallel(op)
                 and len(op.results) == 1
                 and all(producer(v) in index_only for v in _tensors(op.inputs))
             ):
                 index_only.add(op)
-            if is_init(op.results[0]):
-                continue
             anchored[op] = anchored.get(op, False) or is_reduction(op)
             reads_scores = any(producer(v) in self.scores for v in op.inputs)
             if _is_score_contraction(op) or (reads_scores and not is_contraction(op)):
@@ -282,9 +282,7 @@ class Fusion:
         for op in self.ops:
             if op in self.absorbed or not isinstance(op, LinalgStructuredOperation):
                 continue
-            members: list[Operation] = []
-            sources: list[SSAValue] = []
-            self._gather(op, members, sources)
+            members, sources = self._gather(op)
             backward = forward_end is not None and self.position[op] > forward_end
             charged: list[Operation] = []
             for member in members:
@@ -293,28 +291,26 @@ class Fusion:
                     charged_in[member, backward] = op
                     charged.append(member)
             attention = any(m in self.scores for m in members)
-            self.kernels[op] = Kernel(op, members, charged, sources, attention)
+            self.kernels[op] = Kernel(charged, sources, attention)
 
     def _gather(
-        self,
-        root: LinalgStructuredOperation,
-        members: list[Operation],
-        sources: list[SSAValue],
-    ) -> None:
-        seen: set[Operation] = set()
+        self, root: LinalgStructuredOperation
+    ) -> tuple[list[Operation], list[SSAValue]]:
+        """The absorbed ops `root`'s kernel runs (in order) and the tensors it reads."""
+        members: dict[Operation, None] = {}
+        sources: dict[SSAValue, None] = {}
         pending: list[SSAValue] = list(read_operands(root))
         while pending:
             value = pending.pop()
             owner = producer(value)
             if owner in self.absorbed:
                 assert isinstance(owner, LinalgStructuredOperation)
-                if owner not in seen:
-                    seen.add(owner)
-                    members.append(owner)
+                if owner not in members:
+                    members[owner] = None
                     pending.extend(read_operands(owner))
-            elif value not in sources:
-                sources.append(value)
-        members.sort(key=self.position.__getitem__)
+            else:
+                sources[value] = None
+        return sorted(members, key=self.position.__getitem__), list(sources)
 
     def _forward_end(self) -> int | None:
         """Position of the op computing the loss: a training step returns it first,

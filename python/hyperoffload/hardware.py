@@ -61,11 +61,11 @@ class Hardware:
     """Achievable fraction of peak for dense contractions (GEMMs)."""
     memory_efficiency: float
     """Achievable fraction of the datasheet HBM bandwidth."""
+    attention_efficiency: float
+    """Achievable fraction of peak for fused attention kernels."""
     op_overhead_s: float
     """Per kernel: launch and scheduling."""
     links: dict[str, Link]
-    attention_efficiency: float = 0.0
-    """Achievable fraction of peak for fused attention kernels (0: as GEMMs)."""
 
     def with_hbm_capacity(self, capacity: int | str | None) -> Hardware:
         if capacity is None:
@@ -146,19 +146,20 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
     peak = {str(k): float(v) for k, v in device["peak_flops"].items()}
     if not peak or min(peak.values()) <= 0:
         raise ValueError("[device.peak_flops] needs a positive FLOP/s per dtype")
+    compute_efficiency = _fraction(device, "compute_efficiency")
     return Hardware(
         name=name,
         description=str(data.get("description", "")),
         hbm_capacity=parse_size(device["hbm_capacity"]),
         hbm_bandwidth=parse_rate(device["hbm_bandwidth"]),
         peak_flops=peak,
-        compute_efficiency=_fraction(device, "compute_efficiency"),
+        compute_efficiency=compute_efficiency,
         memory_efficiency=_fraction(device, "memory_efficiency"),
+        attention_efficiency=_fraction(
+            device, "attention_efficiency", compute_efficiency
+        ),
         op_overhead_s=parse_duration(device.get("op_overhead", 0)),
         links=links,
-        attention_efficiency=_fraction(
-            device, "attention_efficiency", _fraction(device, "compute_efficiency")
-        ),
     )
 
 

@@ -66,6 +66,10 @@ class ValueInfo:
     def last_use(self) -> int:
         return self.uses[-1] if self.uses else self.producer
 
+    def last_use_before(self, position: int) -> int:
+        """The last use before op `position` (the producer if none)."""
+        return max((u for u in self.uses if u < position), default=self.producer)
+
     def gaps(self) -> list[Gap]:
         return self.gap_list
 

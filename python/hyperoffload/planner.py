@@ -181,8 +181,7 @@ class _Planner:
         """
         info = plan.info
         if plan.write_back is not None and info.buffer is not None:
-            end = len(self.graph.ops) - 1
-            last = max((u for u in info.uses if u < end), default=info.producer)
+            last = info.last_use_before(len(self.graph.ops) - 1)  # the return
             return [(info.buffer, self.step_after(last))]
         if (
             not plan.gaps

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from calibration import layer_linear_params
 from xdsl.context import Context
 
 from hyperoffload.extract import program_schedules
@@ -42,22 +43,17 @@ def _none(ctx: Context, path: Path, preset: str) -> tuple[SimResult, int]:
     return simulate(stripped, hardware, record=False), arguments
 
 
-def _layer_params(cfg: ModelConfig) -> int:
-    attention = cfg.hidden * cfg.head_dim * (2 * cfg.n_heads + 2 * cfg.n_kv_heads)
-    return attention + 3 * cfg.hidden * cfg.ffn_hidden
-
-
 def training_flops(cfg: ModelConfig, layers: int, seq: int) -> float:
     """6 FLOPs per parameter per token (the LM head included, the embedding a
     gather) plus attention: 4·s²·h forward per layer, 3x with the backward."""
-    params = layers * _layer_params(cfg) + cfg.hidden * cfg.vocab_size
+    params = layers * layer_linear_params(cfg) + cfg.hidden * cfg.vocab_size
     attention = 3 * 4 * seq * seq * cfg.n_heads * cfg.head_dim * layers
     return 6.0 * params * seq + attention
 
 
 def decode_bytes(cfg: ModelConfig, layers: int, kv_len: int, elem: int) -> int:
     """Weights (not the embedding table: one row is gathered) and the KV cache."""
-    weights = layers * (_layer_params(cfg) + 2 * cfg.hidden) + cfg.hidden * (
+    weights = layers * (layer_linear_params(cfg) + 2 * cfg.hidden) + cfg.hidden * (
         cfg.vocab_size + 1
     )
     cache = 2 * layers * cfg.n_kv_heads * cfg.head_dim * kv_len
@@ -67,7 +63,7 @@ def decode_bytes(cfg: ModelConfig, layers: int, kv_len: int, elem: int) -> int:
 def test_independent_counts_by_hand():
     # LLaMA-3-8B layer: 4096·128·(64 + 16) + 3·4096·14336 = 218,103,808.
     cfg = get_config("llama3-8b")
-    assert _layer_params(cfg) == 218_103_808
+    assert layer_linear_params(cfg) == 218_103_808
     assert training_flops(cfg, 1, 1) == 6.0 * (218_103_808 + 4096 * 128256) + 12 * 4096
 
 
