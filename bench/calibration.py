@@ -28,8 +28,9 @@ from pathlib import Path
 
 from hyperoffload.benchmark.workloads import export_program
 from hyperoffload.frontend.configs import ModelConfig, get_config
-from hyperoffload.hardware import Hardware, load_hardware
-from hyperoffload.schedule import Compute
+from hyperoffload.ir.context import make_context
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.schedule import Compute
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "build" / "calibration"
@@ -414,11 +415,10 @@ class Interpreter:
     """Exports (cached on disk), parses (cached in memory) and simulates programs."""
 
     def __init__(self, work: Path, log: Log) -> None:
-        from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
 
         self.work = work
         self.log = log
-        self.ctx = HyperoffloadOptMain(args=[]).ctx
+        self.ctx = make_context()
         self._modules: dict[Path, object] = {}
         """The last few parsed modules (large ones take seconds to parse)."""
 
@@ -434,9 +434,9 @@ class Interpreter:
     def simulate(self, program: Program, hardware: Hardware) -> Modelled:
         from xdsl.dialects.builtin import ModuleOp
 
-        from hyperoffload.extract import program_schedules
-        from hyperoffload.parsing import parse_mlir
-        from hyperoffload.simulator import simulate
+        from hyperoffload.analysis.extract import program_schedules
+        from hyperoffload.ir.parsing import parse_mlir
+        from hyperoffload.sim.simulator import simulate
 
         path = self.path(program)
         module = self._modules.pop(path, None)
@@ -656,7 +656,7 @@ def render_document(
         *(f"{text}\n" for text in (linearity, sensitivity) if text),
         "## Presets used\n",
         "Every figure's source (a measurement, or `# assumption`) is on its "
-        "line in `python/hyperoffload/presets/<preset>.toml`. Where a "
+        "line in `python/hyperoffload/sim/presets/<preset>.toml`. Where a "
         "measurement exists the effective figure is the measured one "
         "(datasheet x efficiency; links: measured bandwidth).\n",
         _preset_table(presets),

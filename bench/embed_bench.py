@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import hyperoffload
-from hyperoffload.upstream import mlir_tools_dir
+from hyperoffload.ir.upstream import mlir_tools_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = {

@@ -25,7 +25,7 @@ TENSOR = "tensor<64x64xf32>"
 _MEASURE = """
 import json, resource, sys, time
 from hyperoffload.api import _context
-from hyperoffload.parsing import parse_mlir
+from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.pipeline import PipelinePass
 start = time.perf_counter()
 module = parse_mlir(_context(), open(sys.argv[1]).read(), sys.argv[1])

@@ -9,9 +9,17 @@ is shared and noisy).
 import argparse
 import time
 
-from hyperoffload.hardware import load_hardware
-from hyperoffload.schedule import Buffer, Compute, Free, Schedule, Step, Transfer, Wait
-from hyperoffload.simulator import simulate
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.schedule import (
+    Buffer,
+    Compute,
+    Free,
+    Schedule,
+    Step,
+    Transfer,
+    Wait,
+)
+from hyperoffload.sim.simulator import simulate
 
 
 def synthetic_schedule(steps: int) -> Schedule:

@@ -3,6 +3,7 @@
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
+from xdsl.universe import Universe
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -54,3 +55,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "hyperoffload-verify": get_verify,
         "test-print-lifetimes": get_test_print_lifetimes,
     }
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass `hyperoffload-opt` knows: xDSL's and ours, lazily by name."""
+    return {**Universe.get_multiverse().all_passes, **get_all_passes()}

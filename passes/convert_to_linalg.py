@@ -59,7 +59,6 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import PassFailedException
 
-from hyperoffload.diagnostics import location_of
 from hyperoffload.dialects.hyperoffload import (
     DetachOp,
     PrefetchOp,
@@ -67,6 +66,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
     Tier,
 )
+from hyperoffload.ir.diagnostics import location_of
 
 MEMORY_SPACES = {Tier.REMOTE: 1, Tier.HOST: 2, Tier.SSD: 3}
 """The memref memory space of each tier outside HBM (HBM is the default, 0)."""

@@ -1,6 +1,6 @@
 """
 `hyperoffload-insert`: insert `prefetch`, `store` and `detach` so that the
-peak HBM of each function meets a target (see `hyperoffload.planner` for the
+peak HBM of each function meets a target (see `hyperoffload.planning.planner` for the
 rules). Ops are placed at their initial positions: a store right after the
 producer, a detach right after the use before the gap (`detach=eager`) or
 right before the fetch (`detach=lazy`), a prefetch `prefetch-distance` ops
@@ -33,7 +33,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from hyperoffload.cost import CostModel
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.extract import extract_schedule
+from hyperoffload.analysis.lifetimes import CATEGORIES, ProgramGraph, ValueInfo
 from hyperoffload.dialects.hyperoffload import (
     TIER_ARG_ATTR,
     DetachOp,
@@ -43,12 +45,16 @@ from hyperoffload.dialects.hyperoffload import (
     Tier,
     TierAttr,
 )
-from hyperoffload.extract import extract_schedule
-from hyperoffload.hardware import Hardware, load_hardware
-from hyperoffload.lifetimes import CATEGORIES, ProgramGraph, ValueInfo
-from hyperoffload.planner import Plan, PlanError, PlanOptions, ValuePlan, plan_offload
-from hyperoffload.simulator import simulate
-from hyperoffload.units import parse_duration, parse_size
+from hyperoffload.planning.planner import (
+    Plan,
+    PlanError,
+    PlanOptions,
+    ValuePlan,
+    plan_offload,
+)
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.units import parse_duration, parse_size
 
 
 class _Placement:

@@ -7,7 +7,7 @@ Windows: a `prefetch` may go anywhere after the remote copy it reads exists
 before its first consumer; a `store` goes right after its producer; a
 `detach` right after the last use of its tensor or of a view of it (a
 `tensor.collapse_shape` shares its buffer). Prefetches are placed by
-`hyperoffload.placement`: just in time for their consumer on the link's copy
+`hyperoffload.planning.placement`: just in time for their consumer on the link's copy
 stream, never raising the memory timeline past the target. Only offload ops
 move; compute ops keep their order. If the result would expose more transfer
 time than the input, or pass a target the input met, the input order stays
@@ -28,7 +28,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from hyperoffload.cost import VIEW_OPS, CostModel, tensor_bytes
+from hyperoffload.analysis.cost import VIEW_OPS, CostModel, tensor_bytes
+from hyperoffload.analysis.extract import extract_schedule
+from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import (
     OFFLOAD_OPS,
     DetachOp,
@@ -37,11 +39,13 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
 )
 from hyperoffload.dialects.residency import ancestor_in
-from hyperoffload.extract import extract_schedule
-from hyperoffload.hardware import Hardware, load_hardware
-from hyperoffload.lifetimes import ProgramGraph
-from hyperoffload.placement import MoveOptions, PrefetchWindow, place_prefetches
-from hyperoffload.simulator import simulate
+from hyperoffload.planning.placement import (
+    MoveOptions,
+    PrefetchWindow,
+    place_prefetches,
+)
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.simulator import simulate
 
 
 class _Skeleton:

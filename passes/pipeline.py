@@ -27,16 +27,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from hyperoffload.diagnostics import verify_module
-from hyperoffload.extract import program_schedules
-from hyperoffload.hardware import Hardware, load_hardware
-from hyperoffload.lifetimes import CATEGORIES
+from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.lifetimes import CATEGORIES
+from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.move_window import MoveWindowPass
-from hyperoffload.policies import PolicyOptions, run_policy
-from hyperoffload.schedule import Schedule
-from hyperoffload.simulator import SimResult
-from hyperoffload.units import format_bytes
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.policies import PolicyOptions, run_policy
+from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.units import format_bytes
 
 _SEARCH_STEPS = 12
 

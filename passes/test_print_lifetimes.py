@@ -16,9 +16,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
-from hyperoffload.cost import CostModel
-from hyperoffload.hardware import load_hardware
-from hyperoffload.lifetimes import ProgramGraph
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.sim.hardware import load_hardware
 
 
 def _position(index: int, graph: ProgramGraph) -> str:

@@ -19,7 +19,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from hyperoffload.diagnostics import verify_module
+from hyperoffload.ir.diagnostics import verify_module
 
 
 @dataclass(frozen=True)

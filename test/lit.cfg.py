@@ -6,7 +6,7 @@ from pathlib import Path
 
 import lit.formats
 
-from hyperoffload.upstream import mlir_tools_dir
+from hyperoffload.ir.upstream import mlir_tools_dir
 
 config = globals()["config"]  # provided by lit
 

@@ -27,7 +27,7 @@ from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
 
 from hyperoffload.dialects.hyperoffload import Hyperoffload
-from hyperoffload.outputs import write_atomically
+from hyperoffload.support.outputs import write_atomically
 from hyperoffload.tools.command_line import run_reporting_errors
 
 DEFAULT_OUTPUT = (

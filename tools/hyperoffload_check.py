@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from hyperoffload.extract import ExtractionError, main_function
+from hyperoffload.analysis.extract import ExtractionError, main_function
 from hyperoffload.tools.command_line import run_reporting_errors
 
 TOOL = "hyperoffload-check"
@@ -114,7 +114,7 @@ def _format(value: float) -> str:
 
 def _differences(original: list[Any], lowered: list[Any]) -> list[str]:
     """A line for each output that differs."""
-    from hyperoffload.execution import max_abs_diff, same_output
+    from hyperoffload.evaluators.execution import max_abs_diff, same_output
 
     lines: list[str] = []
     if len(original) != len(lowered):
@@ -148,18 +148,18 @@ def _equal_elements(a: Any, b: Any) -> Any:
 
 def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
-    from hyperoffload.diagnostics import verify_module
-    from hyperoffload.execution import compare_upstream
-    from hyperoffload.numeric import random_inputs
-    from hyperoffload.parsing import parse_mlir
+    from hyperoffload.evaluators.execution import compare_upstream
+    from hyperoffload.evaluators.numeric import random_inputs
+    from hyperoffload.ir.context import make_context
+    from hyperoffload.ir.diagnostics import verify_module
+    from hyperoffload.ir.parsing import parse_mlir
+    from hyperoffload.passes import all_passes
     from hyperoffload.passes.strip import StripPass
-    from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
 
     file_name = str(options.input)
     text = options.input.read_text()
     start = time.perf_counter()
-    driver = HyperoffloadOptMain(args=[])
-    ctx = driver.ctx
+    ctx = make_context()
     module = parse_mlir(ctx, text, file_name)
     verify_module(module)
     _progress(f"parsed {file_name} in {time.perf_counter() - start:.2f} s")
@@ -170,7 +170,7 @@ def _run(args: Sequence[str] | None) -> int:
     name = function.sym_name.data
     inputs = random_inputs(function, options.seed)
 
-    passes = _pipeline(driver.available_passes, options.pipeline.strip())
+    passes = _pipeline(all_passes(), options.pipeline.strip())
     spec = ",".join(p for p in (options.pipeline.strip(), CONVERSION) if p)
     start = time.perf_counter()
     for pipeline in passes:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hyperoffload.frontend.configs import CONFIGS, MODES, TIERS, get_config
-from hyperoffload.outputs import write_atomically
+from hyperoffload.support.outputs import write_atomically
 from hyperoffload.tools.command_line import run_reporting_errors
 
 DTYPE_NAMES = ("f32", "bf16", "f16")

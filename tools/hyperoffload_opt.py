@@ -10,9 +10,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from hyperoffload.diagnostics import verify_module
-from hyperoffload.outputs import write_atomically
-from hyperoffload.parsing import parse_mlir
+from hyperoffload.ir.diagnostics import verify_module
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.support.outputs import write_atomically
 from hyperoffload.tools.command_line import report_error, run_reporting_errors
 
 DESCRIPTION = """\
@@ -33,15 +33,9 @@ class _PendingOutput(io.StringIO):
 
 class HyperoffloadOptMain(xDSLOptMain):
     def register_all_dialects(self):
-        from xdsl.universe import Universe
+        from hyperoffload.ir.context import all_dialects
 
-        from hyperoffload.dialects.hyperoffload import Hyperoffload
-        from hyperoffload.xdsl_fixes import linalg_round_trip
-
-        dialects = dict(Universe.get_multiverse().all_dialects)
-        dialects["linalg"] = linalg_round_trip
-        dialects.setdefault(Hyperoffload.name, lambda: Hyperoffload)  # if not installed
-        for name, factory in dialects.items():
+        for name, factory in all_dialects().items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self):

@@ -17,13 +17,14 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from hyperoffload.hardware import Hardware, load_hardware, preset_names
-from hyperoffload.policies import POLICIES, PolicyError, PolicyOptions, run_policy
-from hyperoffload.report import format_table, report_dict
-from hyperoffload.schedule import Schedule
-from hyperoffload.simulator import SimResult
+from hyperoffload.ir.context import make_context
+from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
+from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_policy
+from hyperoffload.sim.report import format_table, report_dict
+from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.units import parse_size
 from hyperoffload.tools.command_line import run_reporting_errors
-from hyperoffload.units import parse_size
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -127,12 +128,11 @@ def _load(
     if options.input.suffix == ".json":
         schedule = Schedule.loads(text)
         return schedule, schedule, None
-    from hyperoffload.extract import program_schedules
-    from hyperoffload.parsing import parse_mlir
-    from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
+    from hyperoffload.analysis.extract import program_schedules
+    from hyperoffload.ir.parsing import parse_mlir
 
     start = time.perf_counter()
-    ctx = HyperoffloadOptMain(args=[]).ctx
+    ctx = make_context()
     module = parse_mlir(ctx, text, str(options.input))
     _progress(f"parsed {options.input} in {time.perf_counter() - start:.2f} s")
     planned, stripped, unknown = program_schedules(module, hardware, options.function)
@@ -180,7 +180,7 @@ def _run(args: Sequence[str] | None) -> int:
     if options.execute:
         if module is None:
             raise PolicyError("--execute needs a program, not a schedule")
-        from hyperoffload.numeric import outputs_match_reference
+        from hyperoffload.evaluators.numeric import outputs_match_reference
 
         match = outputs_match_reference(module, function=options.function)
         for report in reports:
@@ -196,12 +196,12 @@ def _run(args: Sequence[str] | None) -> int:
         if options.execute:
             print(f"outputs_match_reference: {reports[0]['outputs_match_reference']}")
     if options.trace:
-        from hyperoffload.trace import write_trace
+        from hyperoffload.sim.trace import write_trace
 
         write_trace(runs[0][1], options.trace, f"{options.input.name} ({runs[0][0]})")
         _progress(f"wrote {options.trace} (policy '{runs[0][0]}')")
     if options.plot:
-        from hyperoffload.plot import write_plot
+        from hyperoffload.sim.plot import write_plot
 
         title = f"{options.input.name} on {hardware.name}"
         write_plot(runs, options.plot, title)

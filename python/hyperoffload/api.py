@@ -30,10 +30,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from hyperoffload.extract import program_schedules
-from hyperoffload.hardware import load_hardware
-from hyperoffload.parsing import parse_mlir
-from hyperoffload.policies import PolicyOptions, run_policy
+from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.ir.context import make_context
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.policies import PolicyOptions, run_policy
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,6 @@ class CompileReport:
     makespan_before_s: float
     makespan_after_s: float
     exposed_transfer_s: float
-
-
-def _context() -> Any:
-    from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
-
-    return HyperoffloadOptMain(args=[]).ctx
 
 
 def _print(module: ModuleOp, generic: bool) -> str:
@@ -72,7 +67,7 @@ def plan_module(
     _, stripped, _ = program_schedules(module, model)
     before = run_policy("none", stripped, stripped, model, None, PolicyOptions(), False)
     PipelinePass(hardware=hardware, hbm_capacity=hbm_capacity, **options).apply(
-        _context(), module
+        make_context(), module
     )
     planned, _, _ = program_schedules(module, model)
     after = run_policy("plan", planned, stripped, model, None, PolicyOptions(), False)
@@ -99,7 +94,7 @@ def compile(
     of the kind given and the report; the input is left unchanged.
     """
     if isinstance(module, str):
-        parsed = parse_mlir(_context(), module, "<compile>")
+        parsed = parse_mlir(make_context(), module, "<compile>")
         report = plan_module(parsed, hardware, hbm_capacity, **options)
         return _print(parsed, generic=False), report
     if isinstance(module, ModuleOp):
@@ -107,7 +102,7 @@ def compile(
         return planned, plan_module(planned, hardware, hbm_capacity, **options)
     if hasattr(module, "operation") and hasattr(module.operation, "get_asm"):
         text = module.operation.get_asm(print_generic_op_form=True)
-        parsed = parse_mlir(_context(), text, "<upstream module>")
+        parsed = parse_mlir(make_context(), text, "<upstream module>")
         report = plan_module(parsed, hardware, hbm_capacity, **options)
         return to_upstream(parsed, module.context), report
     raise TypeError(
@@ -136,7 +131,7 @@ def load_dialect(context: Any) -> None:
 def to_upstream(module: str | ModuleOp, context: Any) -> Any:
     """An upstream `mlir.ir.Module` of our IR (text in any form we read, or xDSL)."""
     parsed = (
-        parse_mlir(_context(), module, "<to_upstream>")
+        parse_mlir(make_context(), module, "<to_upstream>")
         if isinstance(module, str)
         else module
     )
@@ -162,7 +157,7 @@ def add_to_pass_manager(
         ir: Any = import_module("mlir.ir")
         try:
             text = op.get_asm(print_generic_op_form=True)
-            parsed = parse_mlir(_context(), text, "<pass manager>")
+            parsed = parse_mlir(make_context(), text, "<pass manager>")
             plan_module(parsed, hardware, hbm_capacity, **options)
             planned = ir.Module.parse(_print(parsed, generic=True), op.context)
         except (DiagnosticException, ParseError, ValueError) as err:

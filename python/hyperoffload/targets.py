@@ -25,8 +25,12 @@ class ScheduleTarget(Target):
     function: str | None = None
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from hyperoffload.extract import CostModel, extract_schedule, main_function
-        from hyperoffload.hardware import load_hardware
+        from hyperoffload.analysis.extract import (
+            CostModel,
+            extract_schedule,
+            main_function,
+        )
+        from hyperoffload.sim.hardware import load_hardware
 
         hardware = load_hardware(self.hardware)
         schedule = extract_schedule(

@@ -3,14 +3,9 @@
 import pytest
 from xdsl.context import Context
 
-from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
-
-
-@pytest.fixture(scope="session")
-def opt_main() -> HyperoffloadOptMain:
-    return HyperoffloadOptMain(args=[])
+from hyperoffload.ir.context import make_context
 
 
 @pytest.fixture
-def ctx(opt_main: HyperoffloadOptMain) -> Context:
-    return opt_main.ctx.clone()
+def ctx() -> Context:
+    return make_context()

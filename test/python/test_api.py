@@ -12,8 +12,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
 import hyperoffload
-from hyperoffload.parsing import parse_mlir
-from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
+from hyperoffload.ir.context import make_context
+from hyperoffload.ir.parsing import parse_mlir
 
 # The bindings' stubs are incomplete; use them untyped.
 ir: Any = import_module("mlir.ir")
@@ -30,7 +30,7 @@ def test_compile_text_xdsl_and_upstream_modules() -> None:
     assert "hyperoffload.prefetch" in text
     assert report.peak_after_bytes <= TARGET < report.peak_before_bytes
 
-    module = parse_mlir(HyperoffloadOptMain(args=[]).ctx, FORWARD, "forward.mlir")
+    module = parse_mlir(make_context(), FORWARD, "forward.mlir")
     planned, _ = hyperoffload.compile(module, hbm_capacity=TARGET)
     assert isinstance(planned, ModuleOp)
     assert "hyperoffload.prefetch" in str(planned)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from xdsl.context import Context
 
-from hyperoffload.extract import program_schedules
-from hyperoffload.hardware import Hardware, load_hardware
-from hyperoffload.parsing import parse_mlir
-from hyperoffload.schedule import Compute
-from hyperoffload.simulator import SimResult, simulate
+from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.schedule import Compute
+from hyperoffload.sim.simulator import SimResult, simulate
 
 US = 1e-6
 

@@ -12,7 +12,6 @@ from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-from hyperoffload.diagnostics import verify_module
 from hyperoffload.dialects.hyperoffload import (
     DetachOp,
     PrefetchOp,
@@ -21,7 +20,8 @@ from hyperoffload.dialects.hyperoffload import (
     Tier,
     TierAttr,
 )
-from hyperoffload.parsing import parse_mlir
+from hyperoffload.ir.diagnostics import verify_module
+from hyperoffload.ir.parsing import parse_mlir
 
 T = TensorType(f32, [4])
 

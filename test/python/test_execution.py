@@ -1,5 +1,5 @@
 """
-Native execution (`hyperoffload.execution`, MLIR ExecutionEngine) and
+Native execution (`hyperoffload.evaluators.execution`, MLIR ExecutionEngine) and
 `hyperoffload-check`: the tiny LLaMA exports against eager PyTorch, and
 programs lowered by `convert-hyperoffload-to-linalg` against the originals.
 """
@@ -14,17 +14,18 @@ import pytest
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 
-from hyperoffload import execution
-from hyperoffload.execution import (
+from hyperoffload.evaluators import execution
+from hyperoffload.evaluators.execution import (
     ExecutionError,
     UpstreamProgram,
     compare_outputs,
     compare_upstream,
     run_upstream,
 )
-from hyperoffload.parsing import parse_mlir
+from hyperoffload.ir.context import make_context
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.passes import all_passes
 from hyperoffload.tools.hyperoffload_check import main as check_main
-from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -58,10 +59,10 @@ def example(request: pytest.FixtureRequest) -> _Example:
     return _Example(request.param)
 
 
-def _generic(text: str, name: str, pipeline: str, opt_main: HyperoffloadOptMain) -> str:
-    ctx = opt_main.ctx.clone()
+def _generic(text: str, name: str, pipeline: str) -> str:
+    ctx = make_context()
     module = parse_mlir(ctx, text, name)
-    PassPipeline.parse_spec(opt_main.available_passes, pipeline).apply(ctx, module)
+    PassPipeline.parse_spec(all_passes(), pipeline).apply(ctx, module)
     stream = io.StringIO()
     Printer(stream=stream, print_generic_format=True).print_op(module)
     return stream.getvalue()
@@ -75,11 +76,9 @@ def test_example_matches_eager_pytorch(example: _Example) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
-def test_lowered_example_computes_the_same_bits(
-    example: _Example, opt_main: HyperoffloadOptMain
-) -> None:
+def test_lowered_example_computes_the_same_bits(example: _Example) -> None:
     pipeline = PIPELINES[example.name] + ",convert-hyperoffload-to-linalg"
-    lowered = _generic(example.text, example.name, pipeline, opt_main)
+    lowered = _generic(example.text, example.name, pipeline)
     # the conversion moved data through the remote pool (asynchronous copies)
     assert lowered.count('"memref.dma_start"') > 10
     assert "memref<128x64xf32, 1 : i64>" in lowered  # a remote parameter

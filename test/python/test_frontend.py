@@ -5,7 +5,7 @@ compute what eager PyTorch computes. Needs the `torch` extra (`make test`
 installs it); without it these tests fail rather than skip.
 
 torch-mlir's MLIR libraries cannot share a process with the project's MLIR
-bindings (the ExecutionEngine of `hyperoffload.execution`), so every export
+bindings (the ExecutionEngine of `hyperoffload.evaluators.execution`), so every export
 runs in one child process (`_EXPORT_SCRIPT`); this process only runs eager
 PyTorch and the numpy evaluator.
 """
@@ -22,17 +22,17 @@ from typing import Any, cast
 
 import numpy as np
 import pytest
+from xdsl.context import Context
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 from xdsl.dialects.func import FuncOp
 
-from hyperoffload.diagnostics import verify_module
+from hyperoffload.evaluators.numeric import evaluate
 from hyperoffload.frontend import CONFIGS, MODES, ModelConfig, get_config
 from hyperoffload.frontend.models import MoE, build_model
 from hyperoffload.frontend.torch_export import Shapes, Signature, program
-from hyperoffload.numeric import evaluate
-from hyperoffload.parsing import parse_mlir
+from hyperoffload.ir.diagnostics import verify_module
+from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
-from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
 
 torch: Any = import_module("torch")
 
@@ -107,8 +107,8 @@ def _signature(model: str, mode: str) -> Signature:
     return program(module, _config(model), mode, SHAPES, torch.float32)[1]
 
 
-def _func(opt_main: HyperoffloadOptMain, text: str, func_name: str) -> FuncOp:
-    module = parse_mlir(opt_main.ctx.clone(), text, "<export>")
+def _func(ctx: Context, text: str, func_name: str) -> FuncOp:
+    module = parse_mlir(ctx, text, "<export>")
     verify_module(module)
     funcs = [op for op in module.walk() if isinstance(op, FuncOp)]
     assert [f.sym_name.data for f in funcs] == [func_name]
@@ -147,11 +147,11 @@ def test_configs_have_published_dimensions() -> None:
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("model", TINY)
 def test_export_parses_and_verifies(
-    model: str, mode: str, exports: Path, opt_main: HyperoffloadOptMain
+    model: str, mode: str, exports: Path, ctx: Context
 ) -> None:
     sig = _signature(model, mode)
     text = (exports / f"{model}_{mode}.mlir").read_text()
-    func = _func(opt_main, text, sig.func_name)
+    func = _func(ctx, text, sig.func_name)
     attrs = _arg_attrs(func)
     inputs = func.function_type.inputs.data
     assert len(attrs) == len(inputs) == len(sig.arg_names)
@@ -168,11 +168,11 @@ def test_export_parses_and_verifies(
 
 @pytest.mark.parametrize("model", TINY)
 def test_decode_kv_arguments_are_tagged(
-    model: str, exports: Path, opt_main: HyperoffloadOptMain
+    model: str, exports: Path, ctx: Context
 ) -> None:
     sig = _signature(model, "decode")
     text = (exports / f"{model}_decode.mlir").read_text()
-    attrs = _arg_attrs(_func(opt_main, text, "decode"))
+    attrs = _arg_attrs(_func(ctx, text, "decode"))
     assert sig.first_param - sig.first_kv == 2 * LAYERS
     assert attrs[0] == {}
     for arg in attrs[sig.first_kv : sig.first_param]:
@@ -187,9 +187,9 @@ def test_decode_kv_arguments_are_tagged(
 _OUR_ATTRS = re.compile(r" \{hyperoffload\.[^{}]*\}")
 
 
-def _evaluate(opt_main: HyperoffloadOptMain, text: str, inputs: list[Array]) -> Any:
+def _evaluate(ctx: Context, text: str, inputs: list[Array]) -> Any:
     """The numpy evaluator on `text` with tier/category attributes removed."""
-    module = parse_mlir(opt_main.ctx.clone(), _OUR_ATTRS.sub("", text), "<export>")
+    module = parse_mlir(ctx, _OUR_ATTRS.sub("", text), "<export>")
     return evaluate(module, inputs).outputs
 
 
@@ -223,7 +223,7 @@ def _random_inputs(model: str, mode: str, eager: Any) -> list[Any]:
     + [("tiny-llama", "train"), ("tiny-moe", "prefill")],
 )
 def test_export_matches_eager_pytorch(
-    model: str, mode: str, exports: Path, opt_main: HyperoffloadOptMain
+    model: str, mode: str, exports: Path, ctx: Context
 ) -> None:
     eager = _random_model(model, seed=1)
     args = _random_inputs(model, mode, eager)
@@ -235,7 +235,7 @@ def test_export_matches_eager_pytorch(
         list(cast(tuple[Any, ...], result)) if isinstance(result, tuple) else [result]
     )
     text = (exports / f"{model}_{mode}.mlir").read_text()
-    got: list[Array] = _evaluate(opt_main, text, [a.detach().numpy() for a in args])
+    got: list[Array] = _evaluate(ctx, text, [a.detach().numpy() for a in args])
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         expected: Array = w.detach().numpy()
@@ -311,9 +311,7 @@ def test_moe_drops_tokens_over_capacity() -> None:
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_moe_export_drops_tokens_as_eager(
-    exports: Path, opt_main: HyperoffloadOptMain
-) -> None:
+def test_moe_export_drops_tokens_as_eager(exports: Path, ctx: Context) -> None:
     """The exported capacity dispatch drops the tokens eager PyTorch drops."""
     cfg = replace(_config("tiny-moe"), capacity_factor=0.5)
     eager = _random_model(cfg, seed=1)
@@ -323,7 +321,7 @@ def test_moe_export_drops_tokens_as_eager(
         want: Array = eager(tokens)[0].numpy()
     text = (exports / "tiny-moe_dropping.mlir").read_text()
     inputs = [tokens.numpy(), *(p.numpy() for p in params)]
-    (got,) = _evaluate(opt_main, text, inputs)
+    (got,) = _evaluate(ctx, text, inputs)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
@@ -347,12 +345,12 @@ def test_unsupported_op_is_named(exports: Path) -> None:
     assert "tm_tensor.sort" in (exports / "topk.err").read_text()
 
 
-def test_gen_tool(exports: Path, opt_main: HyperoffloadOptMain) -> None:
+def test_gen_tool(exports: Path, ctx: Context) -> None:
     assert (exports / "gen.status").read_text() == "0"
     text = (exports / "gen.mlir").read_text()
     assert text.startswith("// tiny-moe decode")
     assert "tensor<1x4x4x16xf32>" in text
-    verify_module(parse_mlir(opt_main.ctx.clone(), text, "gen.mlir"))
+    verify_module(parse_mlir(ctx, text, "gen.mlir"))
 
 
 def test_gen_tool_reports_errors(capsys: pytest.CaptureFixture[str]) -> None:

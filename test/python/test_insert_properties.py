@@ -12,8 +12,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from hyperoffload.cost import CostModel
-from hyperoffload.diagnostics import verify_module
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import (
     TIER_ARG_ATTR,
     PrefetchOp,
@@ -21,18 +22,17 @@ from hyperoffload.dialects.hyperoffload import (
     Tier,
     TierAttr,
 )
-from hyperoffload.extract import main_function, program_schedules
-from hyperoffload.hardware import load_hardware
-from hyperoffload.lifetimes import ProgramGraph
-from hyperoffload.numeric import evaluate, outputs_match_reference
-from hyperoffload.parsing import parse_mlir
+from hyperoffload.evaluators.numeric import evaluate, outputs_match_reference
+from hyperoffload.ir.context import make_context
+from hyperoffload.ir.diagnostics import verify_module
+from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.move_window import MoveWindowPass
-from hyperoffload.planner import PlanError, PlanOptions, plan_offload
-from hyperoffload.policies import PolicyOptions, run_policy
-from hyperoffload.schedule import Schedule
-from hyperoffload.simulator import SimResult
-from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
+from hyperoffload.planning.planner import PlanError, PlanOptions, plan_offload
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.policies import PolicyOptions, run_policy
+from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.simulator import SimResult
 
 T = "tensor<8x8xf32>"
 ID = "affine_map<(d0, d1) -> (d0, d1)>"
@@ -110,10 +110,8 @@ def _reference(module: ModuleOp, fraction: float) -> tuple[Schedule, SimResult, 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(programs(), st.floats(0.0, 1.0))
-def test_insertion_keeps_values_residency_and_peak(
-    opt_main: HyperoffloadOptMain, text: str, fraction: float
-) -> None:
-    ctx: Context = opt_main.ctx.clone()
+def test_insertion_keeps_values_residency_and_peak(text: str, fraction: float) -> None:
+    ctx: Context = make_context()
     original = parse_mlir(ctx, text, "random.mlir")
     stripped, none, target = _reference(original, fraction)
     module = original.clone()
@@ -136,9 +134,9 @@ def test_insertion_keeps_values_residency_and_peak(
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(programs(), st.floats(0.0, 1.0))
 def test_move_window_never_exposes_more_or_breaks_the_target(
-    opt_main: HyperoffloadOptMain, text: str, fraction: float
+    text: str, fraction: float
 ) -> None:
-    ctx: Context = opt_main.ctx.clone()
+    ctx: Context = make_context()
     module = parse_mlir(ctx, text, "random.mlir")
     stripped, _, target = _reference(module, fraction)
     try:
@@ -160,7 +158,7 @@ def test_move_window_never_exposes_more_or_breaks_the_target(
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(programs(), st.floats(0.0, 1.2))
 def test_placing_arguments_agrees_with_the_simulation(
-    opt_main: HyperoffloadOptMain, text: str, fraction: float
+    text: str, fraction: float
 ) -> None:
     """
     With `place-arguments`, each used tagged argument ends up remote or
@@ -168,7 +166,7 @@ def test_placing_arguments_agrees_with_the_simulation(
     peak of the IR is the planner's estimate (when it offloads only
     arguments) and never above the unmodified program.
     """
-    ctx: Context = opt_main.ctx.clone()
+    ctx: Context = make_context()
     original = parse_mlir(ctx, text, "random.mlir")
     stripped, none, target = _reference(original, fraction)
     function = main_function(original, None)

@@ -1,4 +1,4 @@
-"""Tests of the numpy evaluator `hyperoffload.numeric`."""
+"""Tests of the numpy evaluator `hyperoffload.evaluators.numeric`."""
 
 from pathlib import Path
 from typing import Any
@@ -9,13 +9,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
-from hyperoffload.numeric import (
+from hyperoffload.evaluators.numeric import (
     NumericError,
     evaluate,
     outputs_match_reference,
     random_inputs,
 )
-from hyperoffload.parsing import parse_mlir
+from hyperoffload.ir.parsing import parse_mlir
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,10 +14,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from hyperoffload.diagnostics import verify_module
-from hyperoffload.parsing import parse_mlir
+from hyperoffload.ir.context import make_context
+from hyperoffload.ir.diagnostics import verify_module
+from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.strip import StripPass
-from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
 
 T = "tensor<4xf32>"
 REMOTE = f"!hyperoffload.remote<{T}>"
@@ -161,9 +161,9 @@ def _print(module: ModuleOp) -> str:
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.data())
 def test_offloaded_program_verifies_and_strips_to_the_original(
-    opt_main: HyperoffloadOptMain, data: st.DataObject
+    data: st.DataObject,
 ) -> None:
-    ctx = opt_main.ctx.clone()
+    ctx = make_context()
     program = data.draw(programs())
     plan = data.draw(offloads(program))
     offloaded = parse_mlir(ctx, offloaded_text(program, plan), "offloaded.mlir")
@@ -176,10 +176,8 @@ def test_offloaded_program_verifies_and_strips_to_the_original(
 
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.data())
-def test_a_detach_before_a_use_is_rejected(
-    opt_main: HyperoffloadOptMain, data: st.DataObject
-) -> None:
-    ctx = opt_main.ctx.clone()
+def test_a_detach_before_a_use_is_rejected(data: st.DataObject) -> None:
+    ctx = make_context()
     program = data.draw(programs())
     plan = data.draw(offloads(program))
     defined = {o.value: program.events(o.value)[0] for o in plan}

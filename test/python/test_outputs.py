@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hyperoffload.outputs import replaced, write_atomically
+from hyperoffload.support.outputs import replaced, write_atomically
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
 from hyperoffload.tools.hyperoffload_opt import main as opt_main
 from hyperoffload.tools.hyperoffload_sim import main as sim_main

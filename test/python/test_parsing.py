@@ -9,8 +9,8 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.printer import Printer
 
-from hyperoffload.parsing import parse_mlir
-from hyperoffload.upstream import UpstreamParseError, mlir_tools_dir
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.ir.upstream import UpstreamParseError, mlir_tools_dir
 
 INPUTS = Path(__file__).resolve().parent.parent / "inputs"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hyperoffload.hardware import Hardware, load_hardware
-from hyperoffload.policies import PolicyOptions, distance_moves, run_policy
-from hyperoffload.schedule import Buffer, Compute, Schedule, Step, Transfer, Wait
-from hyperoffload.simulator import simulate
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.policies import PolicyOptions, distance_moves, run_policy
+from hyperoffload.sim.schedule import Buffer, Compute, Schedule, Step, Transfer, Wait
+from hyperoffload.sim.simulator import simulate
 
 US = 1e-6
 KB = 1024

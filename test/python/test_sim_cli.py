@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hyperoffload.policies import POLICIES
+from hyperoffload.sim.policies import POLICIES
 from hyperoffload.tools.hyperoffload_sim import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -13,19 +13,19 @@ from pathlib import Path
 import pytest
 from xdsl.context import Context
 
-from hyperoffload.cost import CostModelError
-from hyperoffload.extract import program_schedules
-from hyperoffload.hardware import Hardware, HardwareError, load_hardware
-from hyperoffload.parsing import parse_mlir
-from hyperoffload.policies import (
+from hyperoffload.analysis.cost import CostModelError
+from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.sim.hardware import Hardware, HardwareError, load_hardware
+from hyperoffload.sim.policies import (
     PolicyOptions,
     activation_moves,
     distance_moves,
     prefetch_in_order,
     run_policy,
 )
-from hyperoffload.schedule import Schedule
-from hyperoffload.simulator import SimResult, SimulationError, simulate
+from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
 
 US = 1e-6
 T = "tensor<256xf32>"

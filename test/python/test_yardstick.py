@@ -18,11 +18,11 @@ import pytest
 from calibration import layer_linear_params
 from xdsl.context import Context
 
-from hyperoffload.extract import program_schedules
+from hyperoffload.analysis.extract import program_schedules
 from hyperoffload.frontend import ModelConfig, get_config
-from hyperoffload.hardware import load_hardware
-from hyperoffload.parsing import parse_mlir
-from hyperoffload.simulator import SimResult, simulate
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.simulator import SimResult, simulate
 
 LAYERS = 2
 

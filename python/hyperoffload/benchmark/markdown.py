@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hyperoffload.units import format_bytes, format_seconds
+from hyperoffload.support.units import format_bytes, format_seconds
 
 METHOD = """\
 Method: every policy runs in the same interpreter on the same program

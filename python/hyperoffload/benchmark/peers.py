@@ -39,19 +39,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from itertools import product
 
+from hyperoffload.analysis.extract import program_schedules
 from hyperoffload.benchmark.workloads import Baseline, Log, Workload
-from hyperoffload.extract import program_schedules
 from hyperoffload.passes.pipeline import PipelinePass
-from hyperoffload.policies import (
+from hyperoffload.sim.policies import (
     RUNTIMES,
     PolicyError,
     PolicyOptions,
     offload_candidates,
     run_policy,
 )
-from hyperoffload.schedule import Compute
-from hyperoffload.simulator import SimResult
-from hyperoffload.units import format_bytes
+from hyperoffload.sim.schedule import Compute
+from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.units import format_bytes
 
 SELECT_SHARES = (1, 8, 64)
 """`select_num`: all candidates, an eighth, a sixty-fourth."""

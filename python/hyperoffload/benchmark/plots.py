@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperoffload.benchmark.peers import Point
-from hyperoffload.outputs import replaced
+from hyperoffload.support.outputs import replaced
 
 _COLORS = {
     "none": "black",

@@ -24,18 +24,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hyperoffload.analysis.bounds import memory_lower_bound
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.benchmark.peers import Best, PolicySearch
 from hyperoffload.benchmark.plots import write_longest_plot, write_tradeoff_plot
 from hyperoffload.benchmark.workloads import Export, Log, Workload, load_workload
-from hyperoffload.bounds import memory_lower_bound
-from hyperoffload.cost import CostModel
-from hyperoffload.extract import main_function
-from hyperoffload.hardware import Hardware, load_hardware
-from hyperoffload.lifetimes import ProgramGraph
 from hyperoffload.passes.pipeline import PipelinePass
-from hyperoffload.plot import write_plot
-from hyperoffload.policies import RUNTIMES
-from hyperoffload.simulator import SimResult
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.plot import write_plot
+from hyperoffload.sim.policies import RUNTIMES
+from hyperoffload.sim.simulator import SimResult
 
 
 @dataclass(frozen=True)

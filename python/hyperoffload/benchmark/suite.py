@@ -21,7 +21,7 @@ from hyperoffload.benchmark.markdown import suite_markdown
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.suites import SUITES, Scenario
 from hyperoffload.benchmark.workloads import BenchError
-from hyperoffload.outputs import write_atomically
+from hyperoffload.support.outputs import write_atomically
 
 
 def _run_one(

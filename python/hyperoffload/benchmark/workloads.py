@@ -24,12 +24,13 @@ from typing import Protocol
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from hyperoffload.extract import main_function, program_schedules
-from hyperoffload.hardware import Hardware
-from hyperoffload.parsing import parse_mlir
-from hyperoffload.policies import PolicyOptions, run_policy
-from hyperoffload.schedule import Schedule
-from hyperoffload.simulator import SimResult
+from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.ir.context import make_context
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.policies import PolicyOptions, run_policy
+from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.simulator import SimResult
 
 Log = Callable[[str], None]
 
@@ -156,10 +157,8 @@ def export_program(spec: Exportable, directory: Path, log: Log) -> tuple[Path, f
 
 def load_workload(spec: Export, directory: Path, log: Log) -> Workload:
     """Export (or reuse) and parse one program."""
-    from hyperoffload.tools.hyperoffload_opt import HyperoffloadOptMain
-
     path, export_s = export_program(spec, directory, log)
-    ctx = HyperoffloadOptMain(args=[]).ctx
+    ctx = make_context()
     start = time.perf_counter()
     module = parse_mlir(ctx, path.read_text(), str(path))
     parse_s = time.perf_counter() - start

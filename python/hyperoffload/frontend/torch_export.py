@@ -120,9 +120,9 @@ def nll_loss_backward(
 
 def _torch_mlir_fx() -> Any:
     """
-    `torch_mlir.fx`, untyped (as `hyperoffload.upstream` keeps the MLIR
+    `torch_mlir.fx`, untyped (as `hyperoffload.ir.upstream` keeps the MLIR
     bindings). torch-mlir's MLIR libraries and the project's MLIR Python
-    bindings (`mlir`, used by `hyperoffload.execution`) cannot share a
+    bindings (`mlir`, used by `hyperoffload.evaluators.execution`) cannot share a
     process: loading the second aborts it or breaks the ExecutionEngine.
     """
     if "torch_mlir.fx" not in sys.modules and any(
@@ -130,7 +130,7 @@ def _torch_mlir_fx() -> Any:
     ):
         raise ExportError(
             "torch-mlir cannot be loaded into a process that already loaded the "
-            "MLIR Python bindings (hyperoffload.execution / hyperoffload.upstream); "
+            "MLIR Python bindings (hyperoffload.evaluators.execution / hyperoffload.ir.upstream); "
             "export in a separate process (e.g. hyperoffload-gen)"
         )
     return import_module("torch_mlir.fx")

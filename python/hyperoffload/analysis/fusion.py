@@ -51,7 +51,7 @@ from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from hyperoffload.cost import (
+from hyperoffload.analysis.cost import (
     NO_COST,
     VIEW_OPS,
     CostModel,

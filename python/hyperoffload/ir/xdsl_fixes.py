@@ -5,7 +5,7 @@ Workarounds for xDSL 0.74 behaviour that breaks round trips of real programs.
   but its parser only reads `-> tensor<..>, tensor<..>`: `LinalgRoundTrip`
   swaps in a `linalg.generic` that reads both.
 - Hexadecimal float elements of `dense<...>` literals: see
-  `hyperoffload.parsing.LocatingParser`.
+  `hyperoffload.ir.parsing.LocatingParser`.
 """
 
 from typing import Any, Self

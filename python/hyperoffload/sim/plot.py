@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hyperoffload.outputs import replaced
-from hyperoffload.simulator import SimResult
+from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.outputs import replaced
 
 
 def write_plot(runs: list[tuple[str, SimResult]], path: Path, title: str) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hyperoffload.units import parse_duration, parse_rate, parse_size
+from hyperoffload.support.units import parse_duration, parse_rate, parse_size
 
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 TIERS = ("remote", "host", "ssd")

@@ -16,7 +16,7 @@ nothing. A device buffer is freed
 after its last use, or at its `hyperoffload.detach`; arguments, constants and
 results stay. A `prefetch` is a transfer to the device, waited for by its
 first reader; a `store` is a transfer from the device. Compute steps are
-kernels (`hyperoffload.fusion`): an op fused into a later kernel has no step
+kernels (`hyperoffload.analysis.fusion`): an op fused into a later kernel has no step
 and no buffer, and that kernel reads what the fused op would have read.
 
 ```mlir
@@ -30,14 +30,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 
-from hyperoffload.cost import CostModel, is_init, tensor_bytes, tensor_type
-from hyperoffload.diagnostics import location_of
+from hyperoffload.analysis.cost import CostModel, is_init, tensor_bytes, tensor_type
+from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.dialects.hyperoffload import (
     TIER_ARG_ATTR,
     DetachOp,
@@ -47,9 +46,9 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.dialects.residency import describe
-from hyperoffload.fusion import Fusion
-from hyperoffload.hardware import Hardware
-from hyperoffload.schedule import (
+from hyperoffload.ir.diagnostics import location_of
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.schedule import (
     Buffer,
     BufferKind,
     Compute,
@@ -377,11 +376,11 @@ def program_schedules(
     stripped of its hyperoffload ops (what the other policies start from), and
     the ops the cost model did not know.
     """
-    from hyperoffload.passes.strip import StripPass
+    from hyperoffload.ir.strip import strip_offload_ops
 
     costs = CostModel(hardware)
     planned = extract_schedule(main_function(module, function), costs)
     stripped_module = module.clone()
-    StripPass().apply(Context(), stripped_module)
+    strip_offload_ops(stripped_module)
     stripped = extract_schedule(main_function(stripped_module, function), costs)
     return planned, stripped, costs.unknown_ops

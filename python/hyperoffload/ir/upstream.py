@@ -77,7 +77,7 @@ def normalize_with_upstream(
     process, and an abort there becomes a diagnostic here.
     """
     done = subprocess.run(
-        [sys.executable, "-m", "hyperoffload.upstream"],
+        [sys.executable, "-m", "hyperoffload.ir.upstream"],
         input=text,
         capture_output=True,
         text=True,

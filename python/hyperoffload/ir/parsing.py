@@ -39,7 +39,7 @@ from xdsl.ir import Operation
 from xdsl.parser import AttrParser, Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from hyperoffload.upstream import UpstreamParseError, normalize_with_upstream
+from hyperoffload.ir.upstream import UpstreamParseError, normalize_with_upstream
 
 
 @dataclass
@@ -173,7 +173,7 @@ def parse_mlir(
 ) -> ModuleOp:
     """
     Parse `text` with xDSL; if xDSL cannot read it, normalise it through
-    upstream MLIR (`hyperoffload.upstream`) and parse the generic form.
+    upstream MLIR (`hyperoffload.ir.upstream`) and parse the generic form.
     Raises `ParseError` or `UpstreamParseError` with `file:line:col`.
     """
     try:

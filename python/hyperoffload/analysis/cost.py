@@ -13,7 +13,7 @@ cores of its *input* type (bf16, whatever the accumulator). It reads `a` and
 `tensor.empty` or fill) and writes `r`; its time is `max(flops / (peak ·
 efficiency), bytes / (bandwidth · memory efficiency)) + overhead`. Other ops
 run on the vector units (the `f32` peak). This is the cost of one op run
-alone; `hyperoffload.fusion` groups ops into the kernels a compiler would
+alone; `hyperoffload.analysis.fusion` groups ops into the kernels a compiler would
 launch and prices each kernel with `CostModel.kernel`. Estimates, not
 measurements: the efficiency factors come from the hardware file.
 """
@@ -36,9 +36,9 @@ from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from hyperoffload.diagnostics import location_of
 from hyperoffload.dialects.hyperoffload import RemoteType
-from hyperoffload.hardware import Hardware
+from hyperoffload.ir.diagnostics import location_of
+from hyperoffload.sim.hardware import Hardware
 
 VIEW_OPS: tuple[type[Operation], ...] = (
     tensor.CollapseShapeOp,

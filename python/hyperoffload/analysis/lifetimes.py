@@ -24,12 +24,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
-from hyperoffload.cost import CostModel, tensor_bytes, tensor_type
+from hyperoffload.analysis.cost import CostModel, tensor_bytes, tensor_type
+from hyperoffload.analysis.extract import extract
+from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.dialects.hyperoffload import TIER_ARG_ATTR, RemoteType, TierAttr
 from hyperoffload.dialects.residency import ancestor_in, describe
-from hyperoffload.extract import extract
-from hyperoffload.fusion import Fusion
-from hyperoffload.schedule import Compute, Free, Schedule, Transfer
+from hyperoffload.sim.schedule import Compute, Free, Schedule, Transfer
 
 CATEGORY_ATTR = "hyperoffload.category"
 """Argument attribute naming what an argument holds: `params`, `optimizer` or `kv`."""
@@ -100,7 +100,7 @@ class ProgramGraph:
         self.compute_of_op = compute_of_op
         self.timeline = timeline
         self.fusion = fusion
-        """The kernels the ops run in (`hyperoffload.fusion`)."""
+        """The kernels the ops run in (`hyperoffload.analysis.fusion`)."""
         self.prefix = [0.0, *accumulate(op_time)]
         """Compute time before each op (and, last, in all)."""
 

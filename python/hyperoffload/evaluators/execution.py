@@ -46,7 +46,7 @@ its shape (cast to its element type, copied), a scalar argument a scalar;
 every result comes back as an array (a scalar as a 0-d one) and must have a
 static shape. `bf16` has no numpy dtype: a `bf16` argument takes floats,
 rounded to the nearest `bf16` (ties to even), and a `bf16` result comes back
-as `float32` holding the exact `bf16` value, as in `hyperoffload.numeric`;
+as `float32` holding the exact `bf16` value, as in `hyperoffload.evaluators.numeric`;
 `bf16` arithmetic runs in `f32`, rounded after each op
 (`arith-emulate-unsupported-floats`). `i1` is numpy `bool`, `index` `int64`.
 
@@ -124,7 +124,7 @@ class Comparison:
 
 def runner_utils_library() -> Path:
     """`libmlir_c_runner_utils.so` of the installed MLIR (`memrefCopy` and friends)."""
-    from hyperoffload.upstream import mlir_tools_dir
+    from hyperoffload.ir.upstream import mlir_tools_dir
 
     return mlir_tools_dir().parent / "lib" / "libmlir_c_runner_utils.so"
 

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hyperoffload.outputs import write_atomically
-from hyperoffload.simulator import SimResult
+from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.outputs import write_atomically
 
 _US = 1e6
 

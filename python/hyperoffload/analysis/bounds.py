@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hyperoffload.hardware import Hardware
-from hyperoffload.lifetimes import ProgramGraph
-from hyperoffload.schedule import Compute
+from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.schedule import Compute
 
 
 def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from hyperoffload.simulator import SimResult
-from hyperoffload.units import format_bytes, format_seconds
+from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.units import format_bytes, format_seconds
 
 
 def report_dict(

@@ -1,6 +1,6 @@
 """
 Located diagnostics: verification errors are reported at the `file:line:col`
-of the op (see `hyperoffload.parsing`) instead of as a dump of the IR.
+of the op (see `hyperoffload.ir.parsing`) instead of as a dump of the IR.
 
 ```
 input.mlir:7:3: error: 'arith.addf' reads %h, a remote copy (...); prefetch it first

@@ -1,6 +1,6 @@
 """
 The insertion planner: decides which tensors leave HBM and over which gaps,
-on the program graph (`hyperoffload.lifetimes`), never walking IR.
+on the program graph (`hyperoffload.analysis.lifetimes`), never walking IR.
 
 Rules (from the HyperOffload seeds):
 - an argument that lives outside HBM (`hyperoffload.tier`: parameters,
@@ -49,12 +49,12 @@ from dataclasses import dataclass, field, replace
 
 from xdsl.dialects.builtin import DictionaryAttr
 
+from hyperoffload.analysis.lifetimes import CATEGORIES, Gap, ProgramGraph, ValueInfo
 from hyperoffload.dialects.hyperoffload import TIER_ARG_ATTR, RemoteType, TierAttr
-from hyperoffload.hardware import Hardware
-from hyperoffload.lifetimes import CATEGORIES, Gap, ProgramGraph, ValueInfo
-from hyperoffload.policies import Move, apply_moves
-from hyperoffload.schedule import Compute
-from hyperoffload.simulator import simulate
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.moves import Move, apply_moves
+from hyperoffload.sim.schedule import Compute
+from hyperoffload.sim.simulator import simulate
 
 
 class PlanError(ValueError):

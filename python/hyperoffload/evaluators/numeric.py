@@ -37,7 +37,6 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import arith, cf, func, tensor
 from xdsl.dialects.builtin import (
@@ -73,7 +72,7 @@ from xdsl.traits import IsTerminator, SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.hints import isa
 
-from hyperoffload.diagnostics import location_of
+from hyperoffload.analysis.extract import ExtractionError, main_function
 from hyperoffload.dialects.hyperoffload import (
     DetachOp,
     PrefetchOp,
@@ -81,8 +80,8 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
 )
 from hyperoffload.dialects.residency import describe
-from hyperoffload.extract import ExtractionError, main_function
-from hyperoffload.passes.strip import StripPass
+from hyperoffload.ir.diagnostics import location_of
+from hyperoffload.ir.strip import strip_offload_ops
 
 Value: TypeAlias = npt.NDArray[Any]
 """Every runtime value is an array; a scalar is a 0-d array."""
@@ -936,7 +935,7 @@ def outputs_match_reference(
     if inputs is None:
         inputs = random_inputs(func_op, seed)
     reference = module.clone()
-    StripPass().apply(Context(), reference)
+    strip_offload_ops(reference)
     name = func_op.sym_name.data
     got = evaluate(module, inputs, name).outputs
     expected = evaluate(reference, inputs, name).outputs

@@ -14,7 +14,7 @@ run records an out-of-memory and goes on with the capacity exceeded, so that
 its peak is still reported.
 
 With a `Runtime` the interpreter is a runtime cache instead (see
-`hyperoffload.policies`): a read of a buffer that is not resident fetches it
+`hyperoffload.sim.policies`): a read of a buffer that is not resident fetches it
 on demand and stalls; an allocation that does not fit evicts buffers the
 current step does not need, storing them first (the compute stream waits for
 the store) if they are still live (read later, or the caller's: arguments
@@ -43,8 +43,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
 
-from hyperoffload.hardware import Hardware
-from hyperoffload.schedule import Compute, Free, Schedule, Transfer, Wait
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.schedule import Compute, Free, Schedule, Transfer, Wait
 
 _NEVER = sys.maxsize
 """The next read of a buffer read no more."""

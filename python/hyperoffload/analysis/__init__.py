@@ -1,0 +1,1 @@
+"""From IR to the program graph: cost model, kernel fusion, extraction, lifetimes, bounds."""

@@ -1,0 +1,118 @@
+"""
+Moves: a value kept out of HBM over a gap, as edits of a schedule (a store,
+a free, a prefetch and a wait). The planner and the static peer policies
+both describe their decisions as moves.
+
+```python
+moved = apply_moves(schedule, [Move(buffer=3, store_after=0, release=0, fetch=4, use=5)], hardware)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.schedule import (
+    Buffer,
+    Compute,
+    Free,
+    Schedule,
+    Step,
+    Transfer,
+    Wait,
+)
+
+
+@dataclass(frozen=True)
+class Move:
+    """
+    Keep `buffer` out of HBM over a gap, in compute-step indices: store it
+    after step `store_after` (-1: before the first step; None, or a copy that
+    already exists: no store), free it after step `release` (None: it is not
+    resident before the gap), fetch it before step `fetch` and wait for the
+    fetch before step `use` (the number of steps: before the function ends).
+    With `wait_store`, the compute stream waits for the store after that step.
+    """
+
+    buffer: int
+    store_after: int | None
+    release: int | None
+    fetch: int
+    use: int
+    wait_store: int | None = None
+
+
+def apply_moves(
+    schedule: Schedule,
+    moves: list[Move],
+    hardware: Hardware,
+    releases: Sequence[tuple[int, int]] = (),
+) -> Schedule:
+    """
+    The schedule with a store/free/prefetch/wait for each move, and a free of
+    each `(buffer, step)` in `releases` after that compute step. After a
+    step come its stores, then its waits for stores, then its frees.
+    """
+    buffers = [replace(b) for b in schedule.buffers]
+    before: dict[int, list[Step]] = {}
+    after: dict[int, list[tuple[int, Step]]] = {}  # (phase, step)
+    transfers = sum(isinstance(s, Transfer) for s in schedule.steps)
+    copies: dict[int, int] = {}  # device buffer -> its copy outside HBM
+    stores: dict[int, int] = {}  # device buffer -> the transfer storing it
+
+    def copy_of(device: Buffer) -> Buffer:
+        if device.id not in copies:
+            tier = device.home if device.home != "hbm" else hardware.offload_tier
+            initial = device.home != "hbm" and device.initial
+            name = f"{device.name} ({tier})"
+            buffers.append(
+                Buffer(len(buffers), name, device.bytes, tier, "copy", initial=initial)
+            )
+            copies[device.id] = len(buffers) - 1
+        return buffers[copies[device.id]]
+
+    def transfer(source: Buffer, dest: Buffer, link: str, to_device: bool) -> Transfer:
+        nonlocal transfers
+        transfers += 1
+        return Transfer(
+            transfers - 1, source.id, dest.id, source.bytes, link, to_device
+        )
+
+    for move in moves:
+        device = buffers[move.buffer]
+        stored = move.buffer in copies
+        copy = copy_of(device)
+        if move.release is None:
+            device.initial = False
+        if not stored and not copy.initial and move.store_after is not None:
+            store = transfer(device, copy, copy.tier, to_device=False)
+            stores[move.buffer] = store.id
+            after.setdefault(move.store_after, []).append((0, store))
+        if move.wait_store is not None and move.buffer in stores:
+            wait = Wait(stores[move.buffer])
+            after.setdefault(move.wait_store, []).append((1, wait))
+        if move.release is not None:
+            after.setdefault(move.release, []).append((2, Free(move.buffer)))
+        fetch = transfer(copy, device, copy.tier, to_device=True)
+        before.setdefault(move.fetch, []).append(fetch)
+        before.setdefault(move.use, []).append(Wait(fetch.id))
+    for buffer, step in releases:
+        after.setdefault(step, []).append((2, Free(buffer)))
+
+    def following(index: int) -> list[Step]:
+        return [s for _, s in sorted(after.get(index, ()), key=lambda e: e[0])]
+
+    steps: list[Step] = following(-1)
+    compute_index = -1
+    for step in schedule.steps:
+        if isinstance(step, Compute):
+            compute_index += 1
+            steps.extend(before.get(compute_index, ()))
+            steps.append(step)
+            steps.extend(following(compute_index))
+        else:
+            steps.append(step)
+    steps.extend(before.get(compute_index + 1, ()))
+    return Schedule(schedule.function, buffers, steps, schedule.forward_end)

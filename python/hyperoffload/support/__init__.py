@@ -1,0 +1,1 @@
+"""Support code every layer may use: byte sizes, atomic outputs, array helpers."""

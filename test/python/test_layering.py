@@ -1,0 +1,84 @@
+"""
+The package's layers: a module imports only from its own layer or a lower
+one (README, "Layout"). Every import counts, deferred ones included.
+"""
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "python" / "hyperoffload"
+
+LAYERS: dict[str, int] = {
+    "support": 0,
+    "dialects": 1,
+    "ir": 2,
+    "sim": 3,
+    "analysis": 4,
+    "planning": 5,
+    "evaluators": 6,
+    "passes": 7,
+    "frontend": 7,
+    "targets": 7,
+    "benchmark": 8,
+    "tools": 9,
+    "api": 9,
+    "universe": 9,
+    "__init__": 9,
+}
+
+
+def _layer(parts: tuple[str, ...]) -> str:
+    """The layer of `hyperoffload.<parts>` (a subpackage or a top-level module)."""
+    return parts[0] if parts else "__init__"
+
+
+def _modules() -> list[Path]:
+    """Every module, through the links to the top-level `dialects/`, `passes/`, `tools/`."""
+    return sorted(
+        Path(folder, name)
+        for folder, _, names in os.walk(PACKAGE, followlinks=True)
+        for name in names
+        if name.endswith(".py")
+    )
+
+
+def _imports(path: Path) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, parts after `hyperoffload.`) of each import of our package."""
+    found: list[tuple[int, tuple[str, ...]]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+            if node.module == "hyperoffload":
+                names = [f"hyperoffload.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "hyperoffload":
+                found.append((node.lineno, tuple(parts[1:])))
+    return found
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    unknown = {
+        _layer(p.relative_to(PACKAGE).with_suffix("").parts) for p in _modules()
+    } - LAYERS.keys()
+    assert not unknown, (
+        f"add these to LAYERS (and the README's layout table): {unknown}"
+    )
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_imports_from_a_higher_layer(path: Path) -> None:
+    own = _layer(path.relative_to(PACKAGE).with_suffix("").parts)
+    upward = [
+        f"line {line}: hyperoffload.{'.'.join(parts)} ({_layer(parts)})"
+        for line, parts in _imports(path)
+        if LAYERS[_layer(parts)] > LAYERS[own]
+    ]
+    assert not upward, f"{own} imports from a higher layer: {upward}"
