@@ -1,19 +1,103 @@
 """
-Located diagnostics: verification errors are reported at the `file:line:col`
-of the op (see `hyperoffload.ir.parsing`) instead of as a dump of the IR.
+Located diagnostics and the one channel they travel through.
+
+Errors are reported at the `file:line:col` of the op (see
+`hyperoffload.ir.parsing`) instead of as a dump of the IR; every message has
+the form `where: severity: text`, built by `format_diagnostic` alone.
+Warnings and progress remarks of passes go through `emit`: to stderr by
+default, into a list under `collect_diagnostics()`, nowhere under
+`silence_diagnostics()`.
 
 ```
 input.mlir:7:3: error: 'arith.addf' reads %h, a remote copy (...); prefetch it first
+hyperoffload-insert: warning: @step: the best plan found peaks at 31.2 GB, above the target of 30 GB
+```
+
+```python
+with collect_diagnostics() as diagnostics:
+    PipelinePass(max_slowdown=0.02).apply(ctx, module)
+for d in diagnostics:
+    print(d.severity, d.message)
 ```
 """
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from enum import StrEnum
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
 from hyperoffload.dialects.residency import verify_residency
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    REMARK = "remark"
+    """Progress of a long run (e.g. each trial of a target search)."""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One message: where (a `file:line:col` or a tool or pass name), how bad, what."""
+
+    where: str
+    severity: Severity
+    message: str
+
+    def __str__(self) -> str:
+        return format_diagnostic(self.where, self.severity, self.message)
+
+
+def format_diagnostic(where: str, severity: Severity | str, message: str) -> str:
+    """`where: severity: message`, the form compilers and FileCheck expect."""
+    return f"{where}: {severity}: {message}"
+
+
+def _to_stderr(diagnostic: Diagnostic) -> None:
+    print(diagnostic, file=sys.stderr, flush=True)
+
+
+_handler: ContextVar[Callable[[Diagnostic], None]] = ContextVar(
+    "hyperoffload_diagnostics", default=_to_stderr
+)
+
+
+def emit(where: str, severity: Severity, message: str) -> None:
+    """Send a diagnostic to the current handler (stderr unless redirected)."""
+    _handler.get()(Diagnostic(where, severity, message))
+
+
+@contextmanager
+def handle_diagnostics(handler: Callable[[Diagnostic], None]) -> Generator[None]:
+    """Send the diagnostics emitted inside the block to `handler`."""
+    token = _handler.set(handler)
+    try:
+        yield
+    finally:
+        _handler.reset(token)
+
+
+@contextmanager
+def collect_diagnostics() -> Generator[list[Diagnostic]]:
+    """Collect the diagnostics emitted inside the block instead of printing them."""
+    collected: list[Diagnostic] = []
+    with handle_diagnostics(collected.append):
+        yield collected
+
+
+@contextmanager
+def silence_diagnostics() -> Generator[None]:
+    """Drop the diagnostics emitted inside the block."""
+    with handle_diagnostics(lambda _: None):
+        yield
 
 
 def location_of(op: Operation) -> str:
@@ -29,7 +113,7 @@ def location_of(op: Operation) -> str:
 
 def error_at(op: Operation, message: str) -> VerifyException:
     """An exception whose text is a compiler-style diagnostic at `op`."""
-    return VerifyException(f"{location_of(op)}: error: {message}")
+    return VerifyException(format_diagnostic(location_of(op), Severity.ERROR, message))
 
 
 def verify_module(module: ModuleOp) -> None:
