@@ -31,6 +31,7 @@ from hyperoffload.frontend.configs import ModelConfig, get_config
 from hyperoffload.ir.context import make_context
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.schedule import Compute
+from hyperoffload.support.tiers import Tier
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "build" / "calibration"
@@ -565,7 +566,7 @@ def _preset_table(hardware: Sequence[Hardware]) -> str:
         "|" + "---|" * 8,
     ]
     for hw in hardware:
-        link = hw.links.get("host")
+        link = hw.links.get(Tier.HOST)
         host = (
             f"{link.bandwidth_to_device / 1e9:g} / {link.bandwidth_from_device / 1e9:g} GB/s"
             if link

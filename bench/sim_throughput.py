@@ -20,6 +20,7 @@ from hyperoffload.sim.schedule import (
     Wait,
 )
 from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.tiers import Tier
 
 
 def synthetic_schedule(steps: int) -> Schedule:
@@ -27,14 +28,14 @@ def synthetic_schedule(steps: int) -> Schedule:
     A chain of ops; every 10th op also produces a side tensor that is stored,
     freed, fetched back and read 5 ops later.
     """
-    buffers = [Buffer(0, "%x", 4096, "hbm", "argument", pinned=True, initial=True)]
+    buffers = [Buffer(0, "%x", 4096, Tier.HBM, "argument", pinned=True, initial=True)]
     body: list[Step] = []
     transfers = 0
     previous = 0
     fetch_at: dict[int, tuple[int, int]] = {}  # compute index -> (side buffer, copy)
 
-    def new_buffer(tier: str = "hbm") -> int:
-        kind = "activation" if tier == "hbm" else "copy"
+    def new_buffer(tier: Tier = Tier.HBM) -> int:
+        kind = "activation" if tier == Tier.HBM else "copy"
         buffers.append(Buffer(len(buffers), f"%{len(buffers)}", 4096, tier, kind))
         return len(buffers) - 1
 
@@ -46,7 +47,7 @@ def synthetic_schedule(steps: int) -> Schedule:
         if index in fetch_at:
             side, copy = fetch_at.pop(index)
             body += [
-                Transfer(transfers, copy, side, 4096, "remote", True),
+                Transfer(transfers, copy, side, 4096, Tier.REMOTE, True),
                 Wait(transfers),
             ]
             transfers += 1
@@ -59,8 +60,11 @@ def synthetic_schedule(steps: int) -> Schedule:
             Compute("linalg.generic", "", 1e-6, 1e6, 8192, reads, allocs, frees)
         )
         if side is not None:
-            copy = new_buffer("remote")
-            body += [Transfer(transfers, side, copy, 4096, "remote", False), Free(side)]
+            copy = new_buffer(Tier.REMOTE)
+            body += [
+                Transfer(transfers, side, copy, 4096, Tier.REMOTE, False),
+                Free(side),
+            ]
             transfers += 1
             fetch_at[index + 5] = (side, copy)
         previous, index = out, index + 1

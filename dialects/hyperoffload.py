@@ -24,8 +24,6 @@ runs whenever it verifies and which the `hyperoffload-verify` pass exposes.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import (
     Attribute,
@@ -49,21 +47,10 @@ from xdsl.printer import Printer
 from xdsl.traits import MemoryAllocEffect, MemoryFreeEffect, MemoryReadEffect
 from xdsl.utils.exceptions import VerifyException
 
+from hyperoffload.support.tiers import Tier
+
 TIER_ARG_ATTR = "hyperoffload.tier"
 """Name of the function-argument attribute that records where an argument lives."""
-
-
-class Tier(StrEnum):
-    """The memory tiers a tensor can live in."""
-
-    HBM = "hbm"
-    """Device memory: the only tier compute reads and writes."""
-    REMOTE = "remote"
-    """Pooled memory over the supernode link."""
-    HOST = "host"
-    """CPU DRAM over PCIe."""
-    SSD = "ssd"
-    """Local flash."""
 
 
 _TIER_NAMES = frozenset(t.value for t in Tier)

@@ -66,7 +66,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
     Tier,
 )
-from hyperoffload.ir.diagnostics import location_of
+from hyperoffload.ir.diagnostics import diagnostic_at
 
 MEMORY_SPACES = {Tier.REMOTE: 1, Tier.HOST: 2, Tier.SSD: 3}
 """The memref memory space of each tier outside HBM (HBM is the default, 0)."""
@@ -216,8 +216,11 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
 def _static(op: Operation, typ: Attribute) -> TensorType[Attribute]:
     if not isinstance(typ, TensorType) or not typ.has_static_shape():
         raise PassFailedException(
-            f"{location_of(op)}: error: cannot lower '{op.name}' of {typ}: "
-            "only statically shaped tensors are supported"
+            diagnostic_at(
+                op,
+                f"cannot lower '{op.name}' of {typ}: "
+                "only statically shaped tensors are supported",
+            )
         )
     return typ  # pyright: ignore[reportUnknownVariableType]
 

@@ -5,11 +5,14 @@ from collections.abc import Callable
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
+from hyperoffload.ir.diagnostics import Severity, format_diagnostic
+
 
 def format_parse_error(err: ParseError) -> str:
     """`file:line:col: error: message`, then the source line with carets."""
     context = err.span.print_with_context().splitlines()[1:]
-    return "\n".join([f"{err.span.get_location()}: error: {err.msg}", *context])
+    located = format_diagnostic(str(err.span.get_location()), Severity.ERROR, err.msg)
+    return "\n".join([located, *context])
 
 
 def run_reporting_errors(tool: str, run: Callable[[], int | None]) -> int:
@@ -33,18 +36,23 @@ def report_error(tool: str, err: BaseException) -> int:
         print(format_parse_error(err), file=sys.stderr)
         return 1
     if isinstance(err, ArgSpecParseError):  # a malformed -p pipeline
-        print(f"{tool}: error: {str(err).rstrip()}", file=sys.stderr)
+        print(
+            format_diagnostic(tool, Severity.ERROR, str(err).rstrip()), file=sys.stderr
+        )
         return 1
     if isinstance(err, DiagnosticException):
         print(str(err).rstrip(), file=sys.stderr)
         return 1
     if isinstance(err, OSError | ValueError):
         located = ": error: " in str(err)  # already `file:line:col: error: ...`
-        print(str(err) if located else f"{tool}: error: {err}", file=sys.stderr)
+        message = (
+            str(err) if located else format_diagnostic(tool, Severity.ERROR, str(err))
+        )
+        print(message, file=sys.stderr)
         return 1
     print(
-        f"{tool}: internal error: {type(err).__name__}: {err}\n"
-        f"(please report this with the input that caused it)",
+        format_diagnostic(tool, "internal error", f"{type(err).__name__}: {err}")
+        + "\n(please report this with the input that caused it)",
         file=sys.stderr,
     )
     return 2

@@ -67,7 +67,9 @@ def irdl_text(dialect: Dialect = Hyperoffload) -> str:
 
 
 def _run(args: Sequence[str] | None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].strip())
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").split("\n\n")[0].strip()
+    )
     parser.add_argument(
         "-o",
         "--output",

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hyperoffload.benchmark.suites import SUITES
+from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.tools.command_line import run_reporting_errors
 
 
@@ -75,10 +76,8 @@ def _run(argv: Sequence[str] | None) -> int:
     print((options.output / "results.md").read_text())
     failed = [s["name"] for s in results["scenarios"] if "error" in s]
     if failed:
-        print(
-            f"hyperoffload-bench: error: scenarios failed: {', '.join(failed)}",
-            file=sys.stderr,
-        )
+        message = f"scenarios failed: {', '.join(failed)}"
+        emit("hyperoffload-bench", Severity.ERROR, message)
         return 1
     return 0
 

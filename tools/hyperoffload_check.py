@@ -32,6 +32,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from hyperoffload.analysis.extract import ExtractionError, main_function
+from hyperoffload.ir.diagnostics import Severity, emit, format_diagnostic
 from hyperoffload.tools.command_line import run_reporting_errors
 
 TOOL = "hyperoffload-check"
@@ -78,7 +79,7 @@ def _arguments() -> argparse.ArgumentParser:
 
 
 def _progress(message: str) -> None:
-    print(f"{TOOL}: {message}", file=sys.stderr, flush=True)
+    emit(TOOL, Severity.REMARK, message)
 
 
 def _generic(module: ModuleOp) -> str:
@@ -91,7 +92,9 @@ def _function(module: ModuleOp, name: str | None, file_name: str) -> FuncOp:
     try:
         return main_function(module, name)
     except ExtractionError as err:
-        raise CheckError(f"{file_name}: error: {err} to check") from None
+        raise CheckError(
+            format_diagnostic(file_name, Severity.ERROR, f"{err} to check")
+        ) from None
 
 
 def _pipeline(
@@ -103,7 +106,9 @@ def _pipeline(
         try:
             pipelines.append(PassPipeline.parse_spec(available, spec))
         except ArgSpecParseError as err:  # a BaseException: caught here
-            raise CheckError(f"{TOOL}: error: invalid --pipeline: {err}") from None
+            raise CheckError(
+                format_diagnostic(TOOL, Severity.ERROR, f"invalid --pipeline: {err}")
+            ) from None
     pipelines.append(PassPipeline.parse_spec(available, CONVERSION))
     return pipelines
 
@@ -114,7 +119,7 @@ def _format(value: float) -> str:
 
 def _differences(original: list[Any], lowered: list[Any]) -> list[str]:
     """A line for each output that differs."""
-    from hyperoffload.evaluators.execution import max_abs_diff, same_output
+    from hyperoffload.support.arrays import equal_elements, max_abs_diff, same_array
 
     lines: list[str] = []
     if len(original) != len(lowered):
@@ -123,7 +128,7 @@ def _differences(original: list[Any], lowered: list[Any]) -> list[str]:
             f"the lowered program {len(lowered)}"
         )
     for index, (a, b) in enumerate(zip(original, lowered, strict=False)):
-        if same_output(a, b):
+        if same_array(a, b):
             continue
         if a.shape != b.shape or a.dtype != b.dtype:
             lines.append(
@@ -131,19 +136,12 @@ def _differences(original: list[Any], lowered: list[Any]) -> list[str]:
                 f"{b.dtype}{list(b.shape)} in the lowered program"
             )
             continue
-        differing = int(np.count_nonzero(~_equal_elements(a, b)))
+        differing = int(np.count_nonzero(~equal_elements(a, b)))
         lines.append(
             f"  output #{index}: {differing} of {a.size} element(s) differ, "
             f"max |diff| = {_format(max_abs_diff(a, b))}"
         )
     return lines
-
-
-def _equal_elements(a: Any, b: Any) -> Any:
-    equal = a == b
-    if a.dtype.kind in "fc":
-        equal = equal | (np.isnan(a) & np.isnan(b))
-    return equal
 
 
 def _run(args: Sequence[str] | None) -> int:

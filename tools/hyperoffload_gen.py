@@ -18,16 +18,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hyperoffload.frontend.configs import CONFIGS, MODES, TIERS, get_config
+from hyperoffload.frontend.configs import CONFIGS, MODES, get_config
+from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 from hyperoffload.tools.command_line import run_reporting_errors
+
+TOOL = "hyperoffload-gen"
 
 DTYPE_NAMES = ("f32", "bf16", "f16")
 
 
 def _arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="hyperoffload-gen",
+        prog=TOOL,
         description=(
             "Export a model (forward pass, training step, prefill or one decode "
             "step) to linalg-on-tensors MLIR whose parameters and KV cache are "
@@ -52,8 +56,8 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", choices=DTYPE_NAMES, default="f32")
     parser.add_argument(
         "--tier",
-        choices=TIERS,
-        default="remote",
+        choices=[str(t) for t in OFFLOAD_TIERS],
+        default=str(Tier.REMOTE),
         help="where parameters and KV cache live (default: %(default)s; GPU presets "
         "offer host)",
     )
@@ -82,10 +86,11 @@ def _run(argv: Sequence[str] | None) -> int:
             f"{err}; install the torch extra (torch==2.13.0, torch-mlir)"
         ) from err
     layers = options.layers or cfg.n_layers
-    print(
-        f"hyperoffload-gen: tracing {options.model} {options.mode} "
+    emit(
+        TOOL,
+        Severity.REMARK,
+        f"tracing {options.model} {options.mode} "
         f"({layers} layers, dtype {options.dtype})...",
-        file=sys.stderr,
     )
     shapes = Shapes(options.batch, options.seq, options.kv_len)
     exported = export(
@@ -112,18 +117,19 @@ def _run(argv: Sequence[str] | None) -> int:
         sys.stdout.write(text)
     else:
         write_atomically(options.output, text)
-    print(
-        f"hyperoffload-gen: {exported.signature.n_params} parameters, "
+    emit(
+        TOOL,
+        Severity.REMARK,
+        f"{exported.signature.n_params} parameters, "
         f"{len(exported.signature.arg_names)} arguments, "
         f"{sum(' = ' in line for line in exported.text.splitlines())} ops, "
         f"{len(text)} bytes in {exported.seconds:.1f} s",
-        file=sys.stderr,
     )
     return 0
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    return run_reporting_errors("hyperoffload-gen", lambda: _run(args))
+    return run_reporting_errors(TOOL, lambda: _run(args))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperoffload.ir.context import make_context
+from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
 from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_policy
 from hyperoffload.sim.report import format_table, report_dict
@@ -117,7 +118,7 @@ def _arguments() -> argparse.ArgumentParser:
 
 
 def _progress(message: str) -> None:
-    print(f"hyperoffload-sim: {message}", file=sys.stderr, flush=True)
+    emit("hyperoffload-sim", Severity.REMARK, message)
 
 
 def _load(
@@ -137,10 +138,11 @@ def _load(
     _progress(f"parsed {options.input} in {time.perf_counter() - start:.2f} s")
     planned, stripped, unknown = program_schedules(module, hardware, options.function)
     if unknown:
-        _progress(
-            "warning: no cost model for "
-            + ", ".join(sorted(unknown))
-            + "; estimated from bytes moved at HBM bandwidth"
+        emit(
+            "hyperoffload-sim",
+            Severity.WARNING,
+            f"no cost model for {', '.join(sorted(unknown))}; "
+            "estimated from bytes moved at HBM bandwidth",
         )
     return planned, stripped, module
 

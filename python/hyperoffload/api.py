@@ -15,26 +15,38 @@ pm.add("cse")
 pm.run(upstream_module.operation)  # a failure carries our diagnostic
 ```
 
-An upstream module crosses into xDSL once for the whole pipeline (generic
-text out, one parse, every pass, generic text back), not once per pass.
+An upstream module crosses into xDSL once for the whole pipeline, not once
+per pass: a copy is read through the bindings into xDSL (no text; named
+linalg ops xDSL lacks generalised in this process), every pass runs on it,
+and the copy is changed to match through the bindings (`write_back`; text
+only where that cannot make a change).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from io import StringIO
-from typing import Any
+from typing import Any, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.extract import extract_schedule, main_function
+from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType, StoreOp
 from hyperoffload.ir.context import make_context
-from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.ir.parsing import parse_mlir, read_upstream
+from hyperoffload.ir.strip import strip_offload_ops
+from hyperoffload.ir.upstream import UnwritableChange, write_back
+from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.policies import PolicyOptions, run_policy
+from hyperoffload.sim.schedule import Schedule
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -57,19 +69,40 @@ def _print(module: ModuleOp, generic: bool) -> str:
     return out.getvalue()
 
 
+def _pipeline(hardware: str, hbm_capacity: str | int | None, **options: Any) -> Any:
+    from hyperoffload.passes.pipeline import PipelinePass
+
+    return PipelinePass(hardware=hardware, hbm_capacity=hbm_capacity, **options)
+
+
+def _stripped_schedule(module: ModuleOp, hardware: Hardware) -> Schedule:
+    """
+    The schedule of `module` without its hyperoffload ops, as
+    `program_schedules` gives it; a module that holds none is not copied.
+    """
+    holds_offload = any(
+        isinstance(op, PrefetchOp | StoreOp | DetachOp)
+        or (
+            isinstance(op, FuncOp)
+            and any(isinstance(t, RemoteType) for t in op.function_type.inputs)
+        )
+        for op in module.walk()
+    )
+    if holds_offload:
+        module = module.clone()
+        strip_offload_ops(module)
+    return extract_schedule(main_function(module), CostModel(hardware))
+
+
 def plan_module(
     module: ModuleOp, hardware: str, hbm_capacity: str | int | None, **options: Any
 ) -> CompileReport:
     """Run `hyperoffload-pipeline` on an xDSL module in place and report."""
-    from hyperoffload.passes.pipeline import PipelinePass
-
     model = load_hardware(hardware, hbm_capacity)
-    _, stripped, _ = program_schedules(module, model)
+    stripped = _stripped_schedule(module, model)
     before = run_policy("none", stripped, stripped, model, None, PolicyOptions(), False)
-    PipelinePass(hardware=hardware, hbm_capacity=hbm_capacity, **options).apply(
-        make_context(), module
-    )
-    planned, _, _ = program_schedules(module, model)
+    _pipeline(hardware, hbm_capacity, **options).apply(make_context(), module)
+    planned = extract_schedule(main_function(module), CostModel(model))
     after = run_policy("plan", planned, stripped, model, None, PolicyOptions(), False)
     return CompileReport(
         model.name,
@@ -82,6 +115,52 @@ def plan_module(
     )
 
 
+def _planned_upstream(
+    module: Any, plan: Callable[[ModuleOp], _T], name: str
+) -> tuple[Any, _T]:
+    """
+    A planned copy of the upstream module op `module` (ours): read through
+    the bindings, planned by `plan(xdsl_module)`, written back through the
+    bindings (from generic text where `write_back` cannot). Returns the copy
+    (a detached module op) and what `plan` returned.
+    """
+    ir: Any = import_module("mlir.ir")
+    copy = module.clone(ip=False).operation
+    parsed, seen = read_upstream(make_context(), copy, name)
+    result = plan(parsed)
+    if seen is not None:
+        try:
+            return write_back(parsed, seen), result
+        except (UnwritableChange, ir.MLIRError):
+            pass
+    text = _print(parsed, generic=True)
+    return ir.Module.parse(text, module.context).operation.clone(ip=False), result
+
+
+def _as_module(op: Any) -> Any:
+    """An `mlir.ir.Module` holding the body and attributes of a detached module op."""
+    ir: Any = import_module("mlir.ir")
+    module = ir.Module.create(op.location)
+    attributes = op.attributes
+    for index in range(len(attributes)):
+        named = attributes[index]
+        module.operation.attributes[named.name] = named.attr
+    for inner in list(op.regions[0].blocks[0].operations):
+        module.body.append(inner)
+    op.erase()
+    return module
+
+
+def _bindings(thing: Any) -> str:
+    """
+    The package of the MLIR Python bindings that made `thing` (a module, an
+    op, a context): `mlir` for the bindings HyperOffload uses, `torch_mlir`
+    for torch-mlir's own copy, and so on.
+    """
+    native = type(getattr(thing, "operation", thing)).__module__
+    return native.split("._mlir_libs", 1)[0]
+
+
 def compile(
     module: Any,
     hardware: str = "ascend-910c",
@@ -92,6 +171,19 @@ def compile(
     Plan `module` with `hyperoffload-pipeline` (options as in the pass, with
     underscores: `max_slowdown=0.02`, `alpha=1.0`, ...). Returns a new module
     of the kind given and the report; the input is left unchanged.
+
+    `module` is MLIR text, an xDSL `ModuleOp` or an upstream module:
+    - an `mlir.ir.Module` of the bindings HyperOffload uses is read through
+      the bindings in this process (no text) and handed back as an
+      `mlir.ir.Module` in its context (the hyperoffload dialect loaded there);
+    - a module of another copy of the MLIR bindings (torch-mlir's
+      `torch_mlir.ir.Module`, as `torch_mlir.fx.export_and_import` returns)
+      goes through its generic text, which is read as text input is (its
+      upstream normalisation in a child process: `mlir` is not loaded into a
+      process that holds another copy). It comes back as a module of that
+      copy in its context where that copy can load the dialect (from its
+      IRDL export, as `to_upstream` does), else as IR text.
+    Named linalg ops that xDSL does not know come back generalised.
     """
     if isinstance(module, str):
         parsed = parse_mlir(make_context(), module, "<compile>")
@@ -101,41 +193,64 @@ def compile(
         planned = module.clone()
         return planned, plan_module(planned, hardware, hbm_capacity, **options)
     if hasattr(module, "operation") and hasattr(module.operation, "get_asm"):
-        text = module.operation.get_asm(print_generic_op_form=True)
+        if _bindings(module) == "mlir":
+            load_dialect(module.context)
+            planned, report = _planned_upstream(
+                module.operation,
+                lambda parsed: plan_module(parsed, hardware, hbm_capacity, **options),
+                "<upstream module>",
+            )
+            return _as_module(planned), report
+        text: str = module.operation.get_asm(print_generic_op_form=True)
         parsed = parse_mlir(make_context(), text, "<upstream module>")
         report = plan_module(parsed, hardware, hbm_capacity, **options)
-        return to_upstream(parsed, module.context), report
+        return _to_other_bindings(parsed, module.context), report
     raise TypeError(
         "compile() takes MLIR text, an xDSL ModuleOp or an upstream mlir.ir.Module, "
         f"not {type(module).__name__}"
     )
 
 
+def _to_other_bindings(module: ModuleOp, context: Any) -> Any:
+    """`module` in `context` of another copy of the bindings, else as text."""
+    ir: Any = import_module(_bindings(context) + ".ir")
+    failures = (ImportError, AttributeError, RuntimeError, ir.MLIRError)
+    try:
+        return to_upstream(module, context)
+    except failures:
+        return _print(module, generic=False)
+
+
 def load_dialect(context: Any) -> None:
     """
-    Make an upstream `mlir.ir.Context` read the hyperoffload dialect (loaded
-    from its IRDL export; generic form only, as xDSL prints with
-    `print_generic_format`).
+    Make an upstream `Context` read the hyperoffload dialect (loaded from
+    its IRDL export; generic form only, as xDSL prints with
+    `print_generic_format`). The context may be of any copy of the MLIR
+    bindings that has the `irdl` dialect (`mlir`, `torch_mlir`).
     """
     from hyperoffload.tools.export_irdl import irdl_text
 
-    ir: Any = import_module("mlir.ir")
-    irdl: Any = import_module("mlir.dialects.irdl")
     if getattr(context, "_hyperoffload_loaded", False):
         return
+    bindings = _bindings(context)
+    ir: Any = import_module(bindings + ".ir")
+    irdl: Any = import_module(bindings + ".dialects.irdl")
     with context:
         irdl.load_dialects(ir.Module.parse(irdl_text()))
     context._hyperoffload_loaded = True
 
 
 def to_upstream(module: str | ModuleOp, context: Any) -> Any:
-    """An upstream `mlir.ir.Module` of our IR (text in any form we read, or xDSL)."""
+    """
+    An upstream `Module` of our IR (text in any form we read, or xDSL) in
+    `context`, of the copy of the MLIR bindings that made `context`.
+    """
     parsed = (
         parse_mlir(make_context(), module, "<to_upstream>")
         if isinstance(module, str)
         else module
     )
-    ir: Any = import_module("mlir.ir")
+    ir: Any = import_module(_bindings(context) + ".ir")
     load_dialect(context)
     return ir.Module.parse(_print(parsed, generic=True), context)
 
@@ -156,23 +271,29 @@ def add_to_pass_manager(
     def run(op: Any, pass_: Any) -> None:
         ir: Any = import_module("mlir.ir")
         try:
-            text = op.get_asm(print_generic_op_form=True)
-            parsed = parse_mlir(make_context(), text, "<pass manager>")
-            plan_module(parsed, hardware, hbm_capacity, **options)
-            planned = ir.Module.parse(_print(parsed, generic=True), op.context)
-        except (DiagnosticException, ParseError, ValueError) as err:
+            pipeline = _pipeline(hardware, hbm_capacity, **options)
+            planned, _ = _planned_upstream(
+                op,
+                lambda parsed: pipeline.apply(make_context(), parsed),
+                "<pass manager>",
+            )
+        except (DiagnosticException, ParseError, ValueError, ir.MLIRError) as err:
             op.location.emit_error(f"hyperoffload-pipeline: {str(err).splitlines()[0]}")
             pass_.signal_pass_failure()
             return
         body = op.regions[0].blocks[0]
         for old in list(body.operations):
             old.erase()
-        for new in list(planned.body.operations):
+        for new in list(planned.regions[0].blocks[0].operations):
             body.append(new)
+        planned.erase()
 
-    # Loading a dialect while the pass manager runs (multi-threaded) aborts.
+    # Loading a dialect while the pass manager runs (multi-threaded) aborts:
+    # ours, and linalg, which generalising named ops needs.
     ir: Any = import_module("mlir.ir")
-    load_dialect(ir.Context.current)
+    context = ir.Context.current
+    load_dialect(context)
+    _ = context.dialects["linalg"]  # (looking it up loads it)
     pass_manager.add(
         run,
         name="HyperoffloadPipeline",

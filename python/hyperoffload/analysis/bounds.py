@@ -22,7 +22,7 @@ import numpy as np
 
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.schedule import Compute
+from hyperoffload.support.tiers import Tier
 
 
 def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
@@ -38,14 +38,14 @@ def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
         if info.buffer is None:
             continue
         buffer = graph.schedule.buffers[info.buffer]
-        if buffer.tier != "hbm" or buffer.kind == "constant":
+        if buffer.tier != Tier.HBM or buffer.kind == "constant":
             continue
-        remote = info.tier != "hbm"
+        remote = info.tier != Tier.HBM
         fetch = (hardware.link(info.tier) if remote else link).transfer_time(
             info.bytes, True
         )
         store = 0.0 if remote else link.transfer_time(info.bytes, False)
-        if remote and info.uses and info.last_use < n - 1:
+        if remote and info.last_use < n - 1:
             # it lives outside HBM: nothing holds it after its last use
             removable[info.last_use + 1] += info.bytes
             removable[n] -= info.bytes
@@ -64,12 +64,5 @@ def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
                 removable[out[0]] += info.bytes
                 removable[out[-1] + 1] -= info.bytes
     bound = live - np.cumsum(removable)[:n]
-    largest_working_set = max(
-        (
-            sum(graph.schedule.buffers[b].bytes for b in {*step.reads, *step.allocs})
-            for step in graph.schedule.steps
-            if isinstance(step, Compute)
-        ),
-        default=0,
-    )
+    largest_working_set = graph.schedule.largest_working_set()
     return int(max(int(bound.max()), largest_working_set))

@@ -37,7 +37,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
 from hyperoffload.dialects.hyperoffload import RemoteType
-from hyperoffload.ir.diagnostics import location_of
+from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.sim.hardware import Hardware
 
 VIEW_OPS: tuple[type[Operation], ...] = (
@@ -108,7 +108,7 @@ def tensor_bytes(value: SSAValue, op: Operation) -> int:
     if known is not None:
         return known
     shape = value_type.get_shape()
-    where = f"{location_of(op)}: error: cannot size {value_type} of '{op.name}'"
+    where = diagnostic_at(op, f"cannot size {value_type} of '{op.name}'")
     if any(dim < 0 for dim in shape):
         raise CostModelError(
             f"{where}: dynamic shapes are not supported (export with static shapes)"
@@ -301,7 +301,10 @@ class CostModel:
             reads = [v for work in members for v in work.reads]
         if writes is None:
             writes = [v for work in members for v in work.writes]
-        nbytes = sum(tensor_bytes(v, anchor) for v in dict.fromkeys((*reads, *writes)))
+        # each value once per direction: a slice copied in place is read and written
+        nbytes = sum(tensor_bytes(v, anchor) for v in dict.fromkeys(reads)) + sum(
+            tensor_bytes(v, anchor) for v in dict.fromkeys(writes)
+        )
         compute = 0.0
         flops = 0.0
         for work in members:

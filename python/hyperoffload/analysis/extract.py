@@ -46,7 +46,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.dialects.residency import describe
-from hyperoffload.ir.diagnostics import location_of
+from hyperoffload.ir.diagnostics import diagnostic_at, location_of
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import (
     Buffer,
@@ -58,6 +58,7 @@ from hyperoffload.sim.schedule import (
     Transfer,
     Wait,
 )
+from hyperoffload.support.tiers import Tier
 
 
 class ExtractionError(ValueError):
@@ -153,15 +154,15 @@ class _Extractor:
                     initial=True,
                 )
                 continue
-            home = "hbm"
+            home = Tier.HBM
             if arg.index < len(arg_attrs):
                 attrs = arg_attrs[arg.index]
                 assert isinstance(attrs, DictionaryAttr)
                 tier = attrs.data.get(TIER_ARG_ATTR)
                 if isinstance(tier, TierAttr):
-                    home = tier.tier.value
+                    home = tier.tier
             self.new_buffer(
-                arg, nbytes, "hbm", "argument", home=home, pinned=True, initial=True
+                arg, nbytes, Tier.HBM, "argument", home=home, pinned=True, initial=True
             )
 
     def _read(self, buffer: int) -> None:
@@ -174,7 +175,7 @@ class _Extractor:
         if isinstance(op, PrefetchOp):
             source = self.buffer_of[op.source]
             dest = self.new_buffer(
-                op.result, tensor_bytes(op.result, op), "hbm", "prefetched"
+                op.result, tensor_bytes(op.result, op), Tier.HBM, "prefetched"
             )
             self._transfer(source, dest, self.buffers[source].tier, to_device=True)
             self.pending[dest] = self.transfers - 1
@@ -209,7 +210,7 @@ class _Extractor:
             if tensor_type(op.result) is not None:
                 nbytes = tensor_bytes(op.result, op)
                 self.new_buffer(
-                    op.result, nbytes, "hbm", "constant", pinned=True, initial=True
+                    op.result, nbytes, Tier.HBM, "constant", pinned=True, initial=True
                 )
             return
         if op.results and is_init(op.results[0]) and _only_inits(op.results[0]):
@@ -217,13 +218,13 @@ class _Extractor:
             return
         if isinstance(op, tensor.EmptyOp):
             buffer = self.new_buffer(
-                op.results[0], tensor_bytes(op.results[0], op), "hbm", "activation"
+                op.results[0], tensor_bytes(op.results[0], op), Tier.HBM, "activation"
             )
             self.unallocated.add(buffer)
             return
         self._compute(index, op)
 
-    def _transfer(self, source: int, dest: int, link: str, to_device: bool) -> None:
+    def _transfer(self, source: int, dest: int, link: Tier, to_device: bool) -> None:
         nbytes = self.buffers[source].bytes
         self.steps.append(
             Transfer(self.transfers, source, dest, nbytes, link, to_device)
@@ -240,10 +241,12 @@ class _Extractor:
             buffer = self.buffer_of.get(operand)
             if buffer is None or buffer in reads:
                 continue
-            if self.buffers[buffer].tier != "hbm":
+            if self.buffers[buffer].tier != Tier.HBM:
                 raise ExtractionError(
-                    f"{location_of(op)}: error: '{op.name}' reads the remote copy "
-                    f"{describe(operand)}"
+                    diagnostic_at(
+                        op,
+                        f"'{op.name}' reads the remote copy {describe(operand)}",
+                    )
                 )
             if buffer in self.unallocated:
                 self.unallocated.discard(buffer)
@@ -259,7 +262,9 @@ class _Extractor:
                 self._bind(result, self.buffer_of[target])
                 continue
             allocs.append(
-                self.new_buffer(result, tensor_bytes(result, op), "hbm", "activation")
+                self.new_buffer(
+                    result, tensor_bytes(result, op), Tier.HBM, "activation"
+                )
             )
         if cost.time_s == 0 and not allocs and not reads:
             return
@@ -312,7 +317,7 @@ class _Extractor:
         after_transfer: dict[int, list[int]] = {}
         for buffer, position in last_step.items():
             info = self.buffers[buffer]
-            if info.pinned or buffer in self.detached or info.tier != "hbm":
+            if info.pinned or buffer in self.detached or info.tier != Tier.HBM:
                 continue
             step = self.steps[position]
             if isinstance(step, Compute):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
+from typing import Literal
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr
@@ -27,14 +28,23 @@ from xdsl.ir import Operation, SSAValue
 from hyperoffload.analysis.cost import CostModel, tensor_bytes, tensor_type
 from hyperoffload.analysis.extract import extract
 from hyperoffload.analysis.fusion import Fusion
-from hyperoffload.dialects.hyperoffload import TIER_ARG_ATTR, RemoteType, TierAttr
+from hyperoffload.dialects.hyperoffload import (
+    OFFLOAD_OPS,
+    TIER_ARG_ATTR,
+    RemoteType,
+    TierAttr,
+)
 from hyperoffload.dialects.residency import ancestor_in, describe
 from hyperoffload.sim.schedule import Compute, Free, Schedule, Transfer
+from hyperoffload.support.tiers import Tier
 
 CATEGORY_ATTR = "hyperoffload.category"
 """Argument attribute naming what an argument holds: `params`, `optimizer` or `kv`."""
 
-CATEGORIES = ("params", "activations", "optimizer", "kv")
+Category = Literal["params", "activations", "optimizer", "kv"]
+"""What a value holds; arguments say it with `hyperoffload.category`."""
+
+CATEGORIES: tuple[Category, ...] = ("params", "activations", "optimizer", "kv")
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,7 @@ class ValueInfo:
     """Index of the producing op; -1 for a function argument."""
     uses: list[int]
     category: str
-    tier: str
+    tier: Tier
     """Where the value lives when produced: `hbm`, or the tier of an argument."""
     buffer: int | None
     returned: bool = False
@@ -105,6 +115,11 @@ class ProgramGraph:
         """Compute time before each op (and, last, in all)."""
 
     @property
+    def has_offload_ops(self) -> bool:
+        """Whether the function already moves data (offload ops written before planning)."""
+        return any(isinstance(op, OFFLOAD_OPS) for op in self.ops)
+
+    @property
     def peak(self) -> int:
         return max(self.timeline, default=0)
 
@@ -138,11 +153,11 @@ class ProgramGraph:
             tier_attr = _attr(attrs, TIER_ARG_ATTR)
             category = _attr(attrs, CATEGORY_ATTR)
             if isinstance(arg.type, RemoteType):
-                tier = arg.type.tier.value
+                tier = arg.type.tier
             elif isinstance(tier_attr, TierAttr):
-                tier = tier_attr.tier.value
+                tier = tier_attr.tier
             else:
-                tier = "hbm"
+                tier = Tier.HBM
             values.append(
                 ValueInfo(
                     arg,
@@ -166,7 +181,7 @@ class ProgramGraph:
                             index,
                             [],
                             "activations",
-                            "hbm",
+                            Tier.HBM,
                             extraction.buffer_of.get(result),
                         )
                     )
@@ -177,7 +192,7 @@ class ProgramGraph:
             values,
             schedule,
             extraction.compute_of_op,
-            _timeline(schedule, extraction.compute_of_op, len(ops)),
+            memory_timeline(schedule, extraction.compute_of_op, len(ops)),
             extraction.fusion,
         )
         fusion = extraction.fusion
@@ -206,7 +221,7 @@ class ProgramGraph:
         return graph
 
 
-def _timeline(
+def memory_timeline(
     schedule: Schedule, compute_of_op: dict[int, int], num_ops: int
 ) -> list[int]:
     """
@@ -215,7 +230,7 @@ def _timeline(
     for any other op, after the compute step before it.
     """
     sizes = [b.bytes for b in schedule.buffers]
-    live = sum(b.bytes for b in schedule.buffers if b.initial and b.tier == "hbm")
+    live = sum(b.bytes for b in schedule.buffers if b.initial and b.tier == Tier.HBM)
     after_step: list[int] = []
     peak_in_step: list[int] = []
     for step in schedule.steps:
@@ -229,7 +244,7 @@ def _timeline(
         elif isinstance(step, Free):
             live -= sizes[step.buffer]
     timeline: list[int] = []
-    current = sum(b.bytes for b in schedule.buffers if b.initial and b.tier == "hbm")
+    current = sum(b.bytes for b in schedule.buffers if b.initial and b.tier == Tier.HBM)
     for index in range(num_ops):
         step = compute_of_op.get(index)
         if step is not None:

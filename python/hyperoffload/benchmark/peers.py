@@ -39,9 +39,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from itertools import product
 
-from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.extract import main_function, program_schedules
 from hyperoffload.benchmark.workloads import Baseline, Log, Workload
+from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
 from hyperoffload.passes.pipeline import PipelinePass
+from hyperoffload.planning.loop import PlanningLoop
+from hyperoffload.planning.search import TargetSearch
 from hyperoffload.sim.policies import (
     RUNTIMES,
     PolicyError,
@@ -306,28 +309,32 @@ class PolicySearch:
         workload, hardware = self.workload, self.baseline.hardware
         placing = self.place_arguments if place_arguments is None else place_arguments
         name = OURS if placing or not self.place_arguments else OURS_IN_TIER
-        pipeline = PipelinePass(
-            hardware=hardware.name,
-            hbm_capacity=hardware.hbm_capacity,
-            place_arguments=placing,
-        )
-
-        def trial(target: int, result: SimResult | None) -> None:
-            if result is not None:
-                self._record(name, format_bytes(target), result)
-                self.log(
-                    f"  target {format_bytes(target)}: peak {format_bytes(result.peak_hbm_bytes)}, {self.slowdown(result):+.2%}"
-                )
-
-        start = time.perf_counter()
-        target = pipeline.smallest_target(
-            workload.ctx, workload.module, self.limit, SEARCH_STEPS, trial
-        )
-        search_s = time.perf_counter() - start
+        pipeline = PipelinePass(place_arguments=placing)
         planned_module = workload.module.clone()
         start = time.perf_counter()
-        pipeline.plan(workload.ctx, planned_module, target)
+        loop = PlanningLoop.for_function(
+            main_function(planned_module),
+            hardware,
+            pipeline.loop_options(hardware.hbm_capacity),
+        )
+        search = TargetSearch(loop, hardware.hbm_capacity, self.limit)
+        with silence_diagnostics():
+            best = search.run(SEARCH_STEPS)
+        search_s = time.perf_counter() - start
+        for tried in search.tried:
+            if tried.trial is not None:
+                self._record(name, format_bytes(tried.target), tried.trial.result)
+                self.log(
+                    f"  target {format_bytes(tried.target)}: peak "
+                    f"{format_bytes(tried.trial.result.peak_hbm_bytes)}, "
+                    f"{self.slowdown(tried.trial.result):+.2%}"
+                )
+        start = time.perf_counter()
+        loop.write(best)
+        verify_module(planned_module)
         passes_s = time.perf_counter() - start
+        # the figure is the planned IR's, extracted again (not the graph's estimate)
+        target = best.target
         planned, _, _ = program_schedules(planned_module, hardware)
         result = run_policy(
             "plan", planned, self.baseline.stripped, hardware, target, PolicyOptions()

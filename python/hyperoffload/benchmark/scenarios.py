@@ -32,10 +32,12 @@ from hyperoffload.benchmark.peers import Best, PolicySearch
 from hyperoffload.benchmark.plots import write_longest_plot, write_tradeoff_plot
 from hyperoffload.benchmark.workloads import Export, Log, Workload, load_workload
 from hyperoffload.passes.pipeline import PipelinePass
+from hyperoffload.planning.loop import PlanningLoop
+from hyperoffload.planning.planner import PlanError
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.plot import write_plot
 from hyperoffload.sim.policies import RUNTIMES
-from hyperoffload.sim.simulator import SimResult
+from hyperoffload.sim.simulator import SimResult, simulate
 
 
 @dataclass(frozen=True)
@@ -327,13 +329,16 @@ class LongestSequence:
             )
             best = search.at_capacity(policy, capacity)
             return verdict(best.result, best.setting)
-        pipeline = PipelinePass(
-            hardware=hardware.name, place_arguments=self.place_arguments
+        pipeline = PipelinePass(place_arguments=self.place_arguments)
+        loop = PlanningLoop.for_function(
+            main_function(workload.module), hardware, pipeline.loop_options(capacity)
         )
-        result = pipeline.simulated_plan(
-            workload.ctx, workload.module, capacity, hardware, baseline.stripped
-        )
-        return verdict(result, "planned at the capacity" if result else "no plan fits")
+        try:
+            trial = loop.trial(capacity)
+        except PlanError:
+            return verdict(None, "no plan fits")
+        result = simulate(trial.schedule, hardware, capacity)
+        return verdict(result, "planned at the capacity")
 
 
 def _figures(probe: _Probe) -> dict[str, Any]:

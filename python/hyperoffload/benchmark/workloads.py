@@ -31,6 +31,7 @@ from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.policies import PolicyOptions, run_policy
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.tiers import Tier
 
 Log = Callable[[str], None]
 
@@ -58,12 +59,12 @@ class Export:
     kv_len: int | None = None
     dtype: str = "bf16"
     dense_layers: int | None = None
-    tier: str = "remote"
+    tier: str = Tier.REMOTE
     """Where parameters and KV cache live (a tier the hardware offers)."""
 
     def argv(self) -> list[str]:
         args = [self.model, "--mode", self.mode, "--dtype", self.dtype]
-        if self.tier != "remote":
+        if self.tier != Tier.REMOTE:
             args += ["--tier", self.tier]
         for flag, value in (
             ("--layers", self.layers),

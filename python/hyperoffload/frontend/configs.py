@@ -95,9 +95,6 @@ CONFIGS: dict[str, ModelConfig] = {
 }
 """Every model `hyperoffload-gen` knows, by name."""
 
-TIERS = ("remote", "host", "ssd")
-"""Tiers an export may place parameters and KV cache in (default `remote`)."""
-
 MODES = ("forward", "train", "prefill", "decode")
 """Export modes (see `hyperoffload.frontend.torch_export`)."""
 

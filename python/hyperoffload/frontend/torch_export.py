@@ -36,8 +36,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hyperoffload.frontend.configs import MODES, TIERS, ModelConfig
+from hyperoffload.frontend.configs import MODES, ModelConfig
 from hyperoffload.frontend.models import KV, build_model, one_hot
+from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 KV_ATTR = 'hyperoffload.category = "kv"'
 FUNC_NAMES = {
@@ -381,7 +382,7 @@ def lower(fn: Callable[..., Any], args: Sequence[Tensor], func_name: str) -> str
     return text
 
 
-def tag_args(text: str, sig: Signature, tier: str = "remote") -> str:
+def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     """Attach tier (and KV category) attributes to the signature's arguments."""
     match = re.search(rf"func\.func @{sig.func_name}\((.*?)\) ->", text)
     if match is None:
@@ -400,7 +401,7 @@ def tag_args(text: str, sig: Signature, tier: str = "remote") -> str:
     return text[:start] + ", ".join(tagged) + text[end:]
 
 
-def tag_results(text: str, sig: Signature, tier: str = "remote") -> str:
+def tag_results(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     """
     Tag the KV-cache results of a prefill or decode step (every result after
     the logits) as living in `tier`: the cache is the caller's, kept in the
@@ -427,15 +428,15 @@ def export(
     n_layers: int | None = None,
     n_dense_layers: int | None = None,
     dtype: torch.dtype = torch.float32,
-    tier: str = "remote",
+    tier: str = Tier.REMOTE,
 ) -> Exported:
     """
     Export `mode` of `cfg` on fake tensors, optionally cut to `n_layers` and
     (moe family) with `n_dense_layers` leading dense layers; parameters and
     KV cache are tagged as living in `tier`.
     """
-    if tier not in TIERS:
-        raise ExportError(f"unknown tier {tier!r} (known: {', '.join(TIERS)})")
+    if tier not in OFFLOAD_TIERS:
+        raise ExportError(f"unknown tier {tier!r} (known: {', '.join(OFFLOAD_TIERS)})")
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     start = time.perf_counter()
@@ -465,7 +466,7 @@ def export(
     return Exported(text, sig, time.perf_counter() - start)
 
 
-def header(title: str, regen: str, sig: Signature, tier: str = "remote") -> str:
+def header(title: str, regen: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     """A comment block naming the program, its results and every argument."""
     lines = [
         f"// {title}",

@@ -111,9 +111,14 @@ def location_of(op: Operation) -> str:
     return "<unknown>"
 
 
+def diagnostic_at(op: Operation, message: str) -> str:
+    """An error message located at `op`: `file:line:col: error: message`."""
+    return format_diagnostic(location_of(op), Severity.ERROR, message)
+
+
 def error_at(op: Operation, message: str) -> VerifyException:
     """An exception whose text is a compiler-style diagnostic at `op`."""
-    return VerifyException(format_diagnostic(location_of(op), Severity.ERROR, message))
+    return VerifyException(diagnostic_at(op, message))
 
 
 def verify_module(module: ModuleOp) -> None:

@@ -4,18 +4,24 @@ syntax. Every op remembers the `file:line:col` it was parsed from.
 
 ```python
 module = parse_mlir(ctx, text, "model.mlir")  # torch-mlir output included
+module = parse_upstream(ctx, upstream_module, "<upstream module>")  # an mlir.ir.Module
 ```
+
+An upstream module the bindings hold is read through them (`parse_upstream`),
+not through its text: each op, value and block is visited once, and each
+distinct type and attribute is parsed once.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import import_module
 from math import prod
-from typing import cast
+from typing import Any, cast
 
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
@@ -30,16 +36,27 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     IntegerType,
+    LocationAttr,
     ModuleOp,
     RankedStructure,
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.parser import AttrParser, Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from hyperoffload.ir.upstream import UpstreamParseError, normalize_with_upstream
+from hyperoffload.ir.upstream import (
+    Correspondence,
+    OpState,
+    UpstreamParseError,
+    generalize_named_ops,
+    generic_attribute_text,
+    generic_texts,
+    normalize_with_upstream,
+    relocated,
+)
 
 
 @dataclass
@@ -164,6 +181,15 @@ def _own_resources(text: str) -> Generator[None]:
         raise
 
 
+def _parse_text(
+    ctx: Context, text: str, name: str, line_offset: int, implicit_module: bool
+) -> ModuleOp:
+    with _own_resources(text):
+        return LocatingParser(ctx, text, name, line_offset).parse_module(
+            implicit_module
+        )
+
+
 def parse_mlir(
     ctx: Context,
     text: str,
@@ -177,10 +203,7 @@ def parse_mlir(
     Raises `ParseError` or `UpstreamParseError` with `file:line:col`.
     """
     try:
-        with _own_resources(text):
-            return LocatingParser(ctx, text, name, line_offset).parse_module(
-                implicit_module
-            )
+        return _parse_text(ctx, text, name, line_offset, implicit_module)
     except ParseError as error:
         xdsl_error = error
         try:
@@ -193,10 +216,241 @@ def parse_mlir(
     normalized_name = f"{name} (normalised by upstream MLIR)"
     for normalized in (located, plain):
         try:
-            with _own_resources(normalized):
-                return LocatingParser(ctx, normalized, normalized_name).parse_module(
-                    implicit_module
-                )
+            return _parse_text(ctx, normalized, normalized_name, 0, implicit_module)
         except ParseError:
             continue
     raise xdsl_error
+
+
+class _Unreadable(Exception):
+    """The bindings reader met something only the text path handles."""
+
+
+_FILE_LINE_COL = re.compile(r'"([^"\\]*)":(\d+):(\d+)')
+
+
+class _UpstreamReader:
+    """
+    xDSL IR of an upstream module op, built through the bindings. It gives
+    what `LocatingParser` gives on the module's generic text: the same ops,
+    types, attributes (each distinct one parsed by `LocatingParser`), the
+    same split of properties and attributes (xDSL's generic parser moves an
+    attribute its op defines as a property into the properties) and the same
+    value names; locations are the upstream ops' own (`"-"`, the file of
+    text parsed from a string, becomes `name`). It records which upstream
+    op, value and block each xDSL one came from (`seen`), and each distinct
+    type and attribute that does not read back from its xDSL print as it is
+    (an opaque `#hyperoffload.tier<remote>` parsed before the dialect was
+    loaded), with the ops and blocks that hold one: the text path would give
+    them the print's reading, so `write_back` does too.
+    """
+
+    def __init__(self, ctx: Context, module: Any, name: str):
+        ir: Any = import_module(type(module).__module__)
+        self.ir = ir
+        self.ctx = ctx
+        self.name = name
+        self.names = ir.AsmState(module, use_local_scope=True)
+        self.values: dict[Any, SSAValue] = {}
+        self.blocks: dict[Any, Block] = {}
+        self.attributes: dict[Any, Attribute] = {}
+        self.locations: dict[str, LocationAttr | None] = {}
+        self.kinds: dict[str, tuple[type[Operation], set[str]]] = {}
+        self.seen = Correspondence()
+        self.unfaithful: set[int] = set()
+        """`seen.unfaithful` by identity (what was read shares the parsed ones)."""
+
+    def holds_unfaithful(self, attributes: Iterable[Attribute]) -> bool:
+        return bool(self.unfaithful) and any(
+            id(attribute) in self.unfaithful for attribute in attributes
+        )
+
+    def attribute(self, upstream: Any) -> Attribute:
+        """An upstream type or attribute, parsed once per distinct one."""
+        found = self.attributes.get(upstream)
+        if found is None:
+            text = str(upstream)
+            if "dense_resource<" in text:  # the blob lives in the module's text
+                raise _Unreadable(text)
+            try:
+                found = LocatingParser(self.ctx, text, self.name).parse_attribute()
+            except ParseError as err:
+                raise _Unreadable(text) from err
+            self.attributes[upstream] = found
+            if generic_attribute_text(found) != text and not self._reads_back(
+                found, upstream
+            ):
+                self.seen.unfaithful.add(found)
+                self.unfaithful.add(id(found))
+        return found
+
+    def _reads_back(self, attribute: Attribute, upstream: Any) -> bool:
+        """Does the xDSL print of `attribute` parse upstream to `upstream`?"""
+        kind = self.ir.Type if isinstance(upstream, self.ir.Type) else None
+        parse = (kind or self.ir.Attribute).parse
+        try:
+            return (
+                parse(generic_attribute_text(attribute), upstream.context) == upstream
+            )
+        except self.ir.MLIRError:
+            return False
+
+    def location(self, upstream: Any) -> LocationAttr | None:
+        text = str(upstream)
+        if text not in self.locations:
+            match = _FILE_LINE_COL.search(text)
+            self.locations[text] = (
+                None
+                if match is None
+                else FileLineColLoc(
+                    StringAttr(self.name if match[1] == "-" else match[1]),
+                    IntAttr(int(match[2])),
+                    IntAttr(int(match[3])),
+                )
+            )
+        return self.locations[text]
+
+    def bind(self, upstream: Any, value: SSAValue) -> None:
+        self.values[upstream] = value
+        self.seen.values[value] = upstream
+        name = upstream.get_name(self.names)[1:].partition("#")[0]
+        if SSAValue.is_valid_name(name):
+            value.name_hint = name
+
+    def kind(self, name: str) -> tuple[type[Operation], set[str]]:
+        """The op class of `name` and the names it holds as properties."""
+        if name not in self.kinds:
+            op_type = self.ctx.get_optional_op(name)
+            if op_type is None or not issubclass(op_type, IRDLOperation):
+                raise _Unreadable(f"operation {name} is not registered")
+            properties = set(op_type.get_irdl_definition().properties)
+            self.kinds[name] = (op_type, properties)
+        return self.kinds[name]
+
+    def region(self, upstream: Any) -> Region:
+        blocks: list[tuple[Any, Block]] = []
+        for up_block in upstream.blocks:
+            arguments = list(up_block.arguments)
+            block = Block(arg_types=[self.attribute(a.type) for a in arguments])
+            for up_arg, arg in zip(arguments, block.args, strict=True):
+                self.bind(up_arg, arg)
+            self.blocks[up_block] = block
+            self.seen.blocks[block] = up_block
+            blocks.append((up_block, block))
+        for up_block, block in blocks:
+            block.add_ops([self.op(op.operation) for op in up_block.operations])
+            types = tuple(arg.type for arg in block.args)
+            self.seen.block_states[block] = (tuple(block.ops), block.args, types)
+            if self.holds_unfaithful(types):
+                self.seen.stale.add(block)
+        return Region([block for _, block in blocks])
+
+    def op(self, upstream: Any) -> Operation:
+        op_type, property_names = self.kind(upstream.name)
+        try:
+            operands = [self.values[value] for value in upstream.operands]
+            successors = [self.blocks[block] for block in upstream.successors]
+        except KeyError as err:  # a use before its definition (graph regions)
+            raise _Unreadable(upstream.name) from err
+        properties: dict[str, Attribute] = {}
+        attributes: dict[str, Attribute] = {}
+        named = upstream.attributes
+        for index in range(len(named)):
+            entry = named[index]
+            into = properties if entry.name in property_names else attributes
+            into[entry.name] = self.attribute(entry.attr)
+        results = list(upstream.results)
+        regions = [self.region(region) for region in upstream.regions]
+        try:
+            op = op_type.create(
+                operands=operands,
+                result_types=[self.attribute(result.type) for result in results],
+                properties=properties,
+                attributes=attributes,
+                location=self.location(upstream.location),
+                successors=successors,
+                regions=regions,
+            )
+        except (VerifyException, AssertionError, ValueError, TypeError) as err:
+            raise _Unreadable(upstream.name) from err
+        for up_result, result in zip(results, op.results, strict=True):
+            self.bind(up_result, result)
+        self.seen.ops[op] = upstream
+        self.seen.op_states[op] = OpState.of(op)
+        if self.holds_unfaithful(
+            (*op.result_types, *properties.values(), *attributes.values())
+        ):
+            self.seen.stale.add(op)
+        return op
+
+    def module(self, module: Any) -> ModuleOp:
+        op = self.op(module)
+        if not isinstance(op, ModuleOp):
+            raise _Unreadable(module.name)
+        return op
+
+
+def _op_names(module: Any) -> set[str]:
+    """The names of the ops in an upstream module op (a walk in C++)."""
+    ir: Any = import_module(type(module).__module__)
+    names: set[str] = set()
+
+    def note(op: Any) -> Any:
+        names.add(op.name)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(note, ir.WalkOrder.PRE_ORDER)
+    return names
+
+
+def read_upstream(
+    ctx: Context, module: Any, name: str
+) -> tuple[ModuleOp, Correspondence | None]:
+    """
+    xDSL IR of an upstream module op that the bindings hold, as `parse_mlir`
+    would give it from the module's generic text: read as it is when xDSL
+    knows every op, else with its named linalg ops generalised
+    (`linalg-generalize-named-ops`, in place: `module` is the caller's own
+    copy). It is read through the bindings in this process, each op once (it
+    was parsed already, so nothing in it can trip the upstream parser), with
+    the `Correspondence` of what was read to what it came from, for
+    `write_back`. What the reader does not handle (`dense_resource` blobs, a
+    use before its definition) goes through the module's generic text,
+    normalised in this process, and comes with no correspondence. Raises
+    `ParseError` with `file:line:col` as `parse_mlir` does.
+    """
+    module = getattr(module, "operation", module)
+    if all(ctx.get_optional_op(known) for known in _op_names(module)):
+        reader = _UpstreamReader(ctx, module, name)
+        try:
+            return reader.module(module), reader.seen
+        except _Unreadable:
+            pass
+        try:  # xDSL reads its text (a `dense_resource` blob)?
+            text: str = module.get_asm(print_generic_op_form=True)
+            return _parse_text(ctx, text, name, 0, True), None
+        except ParseError:
+            pass
+    generalize_named_ops(module)
+    reader = _UpstreamReader(ctx, module, name)
+    try:
+        return reader.module(module), reader.seen
+    except _Unreadable:
+        pass
+    located, plain = generic_texts(module)
+    normalized_name = f"{name} (normalised by upstream MLIR)"
+    try:
+        return _parse_text(
+            ctx, relocated(located, name), normalized_name, 0, True
+        ), None
+    except ParseError:
+        return _parse_text(ctx, plain, normalized_name, 0, True), None
+
+
+def parse_upstream(ctx: Context, module: Any, name: str) -> ModuleOp:
+    """
+    xDSL IR of an upstream module (an `mlir.ir.Module` or its op) as
+    `read_upstream` reads it; `module` is left unchanged.
+    """
+    op: Any = getattr(module, "operation", module)
+    return read_upstream(ctx, op.clone(ip=False), name)[0]

@@ -40,7 +40,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
 )
 from hyperoffload.dialects.residency import describe
-from hyperoffload.ir.diagnostics import location_of
+from hyperoffload.ir.diagnostics import diagnostic_at
 
 
 def _retype_remote_arguments(func: FuncOp) -> None:
@@ -75,9 +75,12 @@ def _stored_tensor(prefetch: PrefetchOp) -> SSAValue:
     ):
         return source
     raise PassFailedException(
-        f"{location_of(prefetch)}: error: cannot strip a prefetch of "
-        f"{describe(source)}: it is neither stored in this function nor a "
-        "function argument"
+        diagnostic_at(
+            prefetch,
+            f"cannot strip a prefetch of "
+            f"{describe(source)}: it is neither stored in this function nor a "
+            "function argument",
+        )
     )
 
 
@@ -96,8 +99,11 @@ def _erase_unused(op: Operation, rewriter: Rewriter) -> None:
         if result.uses:
             user = next(iter(result.uses)).operation
             raise PassFailedException(
-                f"{location_of(user)}: error: cannot strip: the remote copy "
-                f"{describe(result)} escapes through '{user.name}'"
+                diagnostic_at(
+                    user,
+                    f"cannot strip: the remote copy "
+                    f"{describe(result)} escapes through '{user.name}'",
+                )
             )
     rewriter.erase_op(op)
 

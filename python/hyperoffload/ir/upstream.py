@@ -10,6 +10,14 @@ generic form, which xDSL reads.
 ```python
 located, plain = normalize_with_upstream(text, "model.mlir")
 ```
+
+A module the bindings already hold was parsed already, so nothing in it can
+trip the parser: it is generalised in this process (`generalize_named_ops`),
+read through the bindings (`hyperoffload.ir.parsing.read_upstream`, which
+records the `Correspondence` of each xDSL op, value and block to its upstream
+one) and, once xDSL passes have changed the xDSL module, changed to match
+through the bindings too (`write_back`): ops inserted, moved, erased, their
+operands, types and attributes set, with no text printed or parsed.
 """
 
 from __future__ import annotations
@@ -18,10 +26,15 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from importlib import import_module
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException
 
 NORMALIZE_PIPELINE = "builtin.module(linalg-generalize-named-ops)"
@@ -99,13 +112,45 @@ def normalize_with_upstream(
             for location, message in result["errors"]
         ]
         raise UpstreamParseError("\n".join(messages))
-    located: str = result["located"]
+    return relocated(result["located"], file_name, line_offset), result["plain"]
+
+
+def relocated(located: str, file_name: str, line_offset: int = 0) -> str:
+    """`located` with the parser's positions (`loc("-":l:c)`) put in `file_name`."""
 
     def relocate(match: re.Match[str]) -> str:
         line = int(match[1]) + line_offset
         return f"loc({json.dumps(file_name)}:{line}:{match[2]})"
 
-    return _PARSER_LOC.sub(relocate, located), result["plain"]
+    return _PARSER_LOC.sub(relocate, located)
+
+
+def generalize_named_ops(module: Any) -> None:
+    """
+    Generalise the named linalg ops of the upstream module op `module` (of
+    the bindings that hold it) in place. Runs in this process: the module
+    was parsed already.
+    """
+    passmanager: Any = import_module(
+        type(module).__module__.split("._mlir_libs")[0] + ".passmanager"
+    )
+    passmanager.PassManager.parse(NORMALIZE_PIPELINE, module.context).run(module)
+
+
+def generic_texts(module: Any) -> tuple[str, str]:
+    """The `located` and `plain` generic forms of an upstream module op."""
+    located: str = module.get_asm(
+        print_generic_op_form=True,
+        enable_debug_info=True,
+        pretty_debug_info=False,
+        use_local_scope=True,
+    )
+    plain: str = module.get_asm(print_generic_op_form=True)
+    # The local-scope printer leaves out the `{-# dialect_resources #-}` blobs.
+    metadata = plain.find("{-#")
+    if metadata >= 0:
+        located += "\n" + plain[metadata:]
+    return located, plain
 
 
 def _normalize_here(text: str) -> dict[str, Any]:
@@ -122,18 +167,254 @@ def _normalize_here(text: str) -> dict[str, Any]:
         except ir.MLIRError as err:
             errors = [(str(d.location), d.message) for d in err.error_diagnostics]
             return {"errors": errors or [("", err.message)]}
-        located: str = module.operation.get_asm(
-            print_generic_op_form=True,
-            enable_debug_info=True,
-            pretty_debug_info=False,
-            use_local_scope=True,
-        )
-        plain: str = module.operation.get_asm(print_generic_op_form=True)
-    # The local-scope printer leaves out the `{-# dialect_resources #-}` blobs.
-    metadata = plain.find("{-#")
-    if metadata >= 0:
-        located += "\n" + plain[metadata:]
+        located, plain = generic_texts(module.operation)
     return {"located": located, "plain": plain}
+
+
+@dataclass(frozen=True)
+class OpState:
+    """An xDSL op as it was read, to tell what a pass changed in it."""
+
+    operands: tuple[SSAValue, ...]
+    result_types: tuple[Attribute, ...]
+    properties: tuple[tuple[str, Attribute], ...]
+    attributes: tuple[tuple[str, Attribute], ...]
+    successors: tuple[Block, ...]
+
+    @staticmethod
+    def of(op: Operation) -> OpState:
+        return OpState(
+            tuple(op.operands),
+            tuple(op.result_types),
+            tuple(op.properties.items()),
+            tuple(op.attributes.items()),
+            tuple(op.successors),
+        )
+
+
+BlockState = tuple[
+    tuple[Operation, ...], tuple[BlockArgument, ...], tuple[Attribute, ...]
+]
+
+
+@dataclass
+class Correspondence:
+    """Each xDSL op, value and block read from upstream, with its upstream one."""
+
+    ops: dict[Operation, Any] = field(default_factory=dict[Operation, Any])
+    values: dict[SSAValue, Any] = field(default_factory=dict[SSAValue, Any])
+    blocks: dict[Block, Any] = field(default_factory=dict[Block, Any])
+    op_states: dict[Operation, OpState] = field(
+        default_factory=dict[Operation, OpState]
+    )
+    block_states: dict[Block, BlockState] = field(
+        default_factory=dict[Block, BlockState]
+    )
+    """The ops, arguments and argument types of each block as read."""
+    unfaithful: set[Attribute] = field(default_factory=set[Attribute])
+    """Types and attributes whose xDSL print reads back upstream as another."""
+    stale: set[Operation | Block] = field(default_factory=set[Operation | Block])
+    """The ops and blocks that hold one of `unfaithful` as read."""
+
+
+class UnwritableChange(Exception):
+    """A change `write_back` does not make through the bindings (use text)."""
+
+
+def generic_attribute_text(attribute: Attribute) -> str:
+    """An xDSL type or attribute as xDSL prints it in generic IR."""
+    out = StringIO()
+    Printer(stream=out, print_generic_format=True).print_attribute(attribute)
+    return out.getvalue()
+
+
+class _Writer:
+    def __init__(self, seen: Correspondence, root: Any):
+        self.seen = seen
+        self.ir: Any = import_module(type(root).__module__)
+        self.context = root.context
+        self.printed: dict[int, tuple[Attribute, str]] = {}
+        self.types: dict[str, Any] = {}
+        self.attributes: dict[str, Any] = {}
+        self.placed: set[Any] = set()
+        self.dropped: list[Any] = []
+
+    def _text(self, attribute: Attribute) -> str:
+        printed = self.printed.get(id(attribute))
+        if printed is None:
+            text = generic_attribute_text(attribute)
+            printed = self.printed[id(attribute)] = (attribute, text)
+        return printed[1]
+
+    def type(self, xdsl_type: Attribute) -> Any:
+        """An xDSL type in the upstream context."""
+        text = self._text(xdsl_type)
+        found = self.types.get(text)
+        if found is None:
+            found = self.types[text] = self.ir.Type.parse(text, self.context)
+        return found
+
+    def attribute(self, attribute: Attribute) -> Any:
+        """An xDSL attribute in the upstream context (a type: a type attribute)."""
+        text = self._text(attribute)
+        found = self.attributes.get(text)
+        if found is None:
+            found = self.ir.Attribute.parse(text, self.context)
+            self.attributes[text] = found
+        return found
+
+    def unfaithful(self, attribute: Attribute) -> bool:
+        return bool(self.seen.unfaithful) and attribute in self.seen.unfaithful
+
+    def value(self, value: SSAValue) -> Any:
+        found = self.seen.values.get(value)
+        if found is None:
+            raise UnwritableChange(f"a use of {value} before its definition")
+        return found
+
+    def location(self, op: Operation) -> Any:
+        loc = op.location
+        if isinstance(loc, FileLineColLoc):
+            return self.ir.Location.file(
+                loc.filename.data, loc.line.data, loc.column.data, self.context
+            )
+        return self.ir.Location.unknown(self.context)
+
+    def update(self, op: Operation, upstream: Any) -> None:
+        """Give the upstream op `op`'s operands, types and attributes."""
+        state = self.seen.op_states[op]
+        now = OpState.of(op)
+        if now != state or op in self.seen.stale:
+            if len(now.operands) != len(state.operands) or (
+                now.successors != state.successors
+            ):
+                raise UnwritableChange(f"'{op.name}': operands or successors")
+            operands = upstream.operands
+            for index, (new, old) in enumerate(
+                zip(now.operands, state.operands, strict=True)
+            ):
+                if new is not old:
+                    operands[index] = self.value(new)
+            for result, new, old in zip(
+                upstream.results, now.result_types, state.result_types, strict=True
+            ):
+                if new != old or self.unfaithful(new):
+                    result.set_type(self.type(new))
+            old_attributes = dict(state.properties + state.attributes)
+            new_attributes = dict(now.properties + now.attributes)
+            named = upstream.attributes
+            for name in old_attributes.keys() - new_attributes.keys():
+                del named[name]
+            for name, new in new_attributes.items():
+                if (
+                    name not in old_attributes
+                    or old_attributes[name] != new
+                    or self.unfaithful(new)
+                ):
+                    named[name] = self.attribute(new)
+        for region, up_region in zip(op.regions, upstream.regions, strict=True):
+            if len(region.blocks) != len(up_region.blocks):
+                raise UnwritableChange(f"'{op.name}': blocks")
+            for block in region.blocks:
+                self.block(block)
+
+    def block(self, block: Block) -> None:
+        """Give the upstream block `block`'s arguments and ops, in order."""
+        up_block = self.seen.blocks.get(block)
+        if up_block is None:
+            raise UnwritableChange("a block that was not read")
+        ops, args, types = self.seen.block_states[block]
+        if len(block.args) != len(args):
+            raise UnwritableChange("block arguments")
+        now_types = tuple(arg.type for arg in block.args)
+        if block.args != args or now_types != types or block in self.seen.stale:
+            for arg, old, old_type, up_arg in zip(
+                block.args, args, types, up_block.arguments, strict=True
+            ):
+                if arg is not old:  # a pass replaced the argument (a new type)
+                    self.seen.values[arg] = up_arg
+                if arg.type != old_type or self.unfaithful(arg.type):
+                    up_arg.set_type(self.type(arg.type))
+        now = tuple(block.ops)
+        if now == ops:
+            for op in now:
+                self.update(op, self.seen.ops[op])
+            return
+        for op in now:  # each to the end, in order; what is left before goes
+            upstream = self.seen.ops.get(op)
+            if upstream is None:
+                upstream = self.create(op, up_block)
+            else:
+                self.update(op, upstream)
+                up_block.append(upstream)
+            self.placed.add(upstream)
+        kept = set(now)
+        self.dropped.extend(self.seen.ops[op] for op in ops if op not in kept)
+
+    def create(self, op: Operation, up_block: Any) -> Any:
+        """A new upstream op at the end of `up_block`, regions and all."""
+        if op.successors:
+            raise UnwritableChange(f"'{op.name}': successors")
+        attributes = {
+            name: self.attribute(attribute)
+            for name, attribute in (*op.properties.items(), *op.attributes.items())
+        }
+        upstream: Any = self.ir.Operation.create(
+            op.name,
+            results=[self.type(result) for result in op.result_types],
+            operands=[self.value(operand) for operand in op.operands],
+            attributes=attributes,
+            regions=len(op.regions),
+            loc=self.location(op),
+            ip=self.ir.InsertionPoint.at_block_begin(up_block),
+        )
+        up_block.append(upstream)  # past a terminator, which no insertion point is
+        for result, up_result in zip(op.results, upstream.results, strict=True):
+            self.seen.values[result] = up_result
+        for region, up_region in zip(op.regions, upstream.regions, strict=True):
+            created: list[tuple[Block, Any]] = []
+            for block in region.blocks:
+                types = [self.type(arg.type) for arg in block.args]
+                unknown = [self.ir.Location.unknown(self.context)] * len(types)
+                up_inner = up_region.blocks.append(*types, arg_locs=unknown)
+                for arg, up_arg in zip(block.args, up_inner.arguments, strict=True):
+                    self.seen.values[arg] = up_arg
+                created.append((block, up_inner))
+            for block, up_inner in created:
+                for inner in block.ops:
+                    self.create(inner, up_inner)
+        return upstream
+
+    def erase_dropped(self) -> None:
+        """Erase the upstream ops no block holds any more (users first)."""
+        dropped = [op for op in self.dropped if op not in self.placed]
+        doomed = set(dropped)
+        for op in dropped:
+            for result in op.results:
+                for use in result.uses:
+                    if getattr(use.owner, "operation", use.owner) not in doomed:
+                        raise UnwritableChange(f"'{op.name}' is still used")
+        for op in reversed(dropped):
+            op.erase()
+
+
+def write_back(module: ModuleOp, seen: Correspondence) -> Any:
+    """
+    Change the upstream module op that `module` was read from (through
+    `seen`, by `read_upstream`) into what `module` is now, through the
+    bindings, and verify it; returns that op. Raises `UnwritableChange` for a
+    change it does not make (operands added or removed, blocks, successors),
+    and the bindings' `MLIRError` if the result does not verify; the
+    upstream op may then be half changed (write it from text instead).
+    """
+    root = seen.ops.get(module)
+    if root is None:
+        raise UnwritableChange("the module was not read from upstream")
+    writer = _Writer(seen, root)
+    writer.update(module, root)
+    writer.erase_dropped()
+    root.verify()
+    return root
 
 
 if __name__ == "__main__":

@@ -64,12 +64,14 @@ def place_prefetches(
     New positions for `windows`. `start[i]` is the compute time at which
     skeleton op i starts (len = ops + 1, the last entry is the end);
     `live[i]` the HBM bytes while op i runs with every prefetch counted only
-    from its current position. `live` is updated in place.
+    from its current position. `live` is updated in place to the
+    positions returned.
     """
     positions = [w.current for w in windows]
     base = live.copy()
     for w in windows:  # take each prefetched copy out before its user
         base[w.current : w.latest] -= w.bytes
+    without = base.copy()
     wanted = _just_in_time(windows, start, options)
     order = sorted(range(len(windows)), key=lambda k: -windows[k].latest)
     for k in order:
@@ -80,7 +82,9 @@ def place_prefetches(
         base[position : w.latest] += w.bytes
         positions[k] = position
     _limit_inflight(windows, positions, options.max_inflight)
-    live[:] = base
+    for w, position in zip(windows, positions, strict=True):
+        without[position : w.latest] += w.bytes
+    live[:] = without
     return positions
 
 

@@ -51,10 +51,12 @@ from xdsl.dialects.builtin import DictionaryAttr
 
 from hyperoffload.analysis.lifetimes import CATEGORIES, Gap, ProgramGraph, ValueInfo
 from hyperoffload.dialects.hyperoffload import TIER_ARG_ATTR, RemoteType, TierAttr
+from hyperoffload.ir.diagnostics import Severity, format_diagnostic
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moves import Move, apply_moves
-from hyperoffload.sim.schedule import Compute
+from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.tiers import Tier
 
 
 class PlanError(ValueError):
@@ -86,7 +88,7 @@ class ValuePlan:
     """A store copies the value out after its producer (else a copy exists)."""
     initially_out: bool = False
     """The value starts outside HBM (a tagged argument): its first gap starts at entry."""
-    write_back: str | None = None
+    write_back: Tier | None = None
     """The tier a result is written back to (and returned from)."""
     fetch_ops: list[int] | None = None
     """The op before which each gap's fetch is issued (None: `prefetch_distance` ahead)."""
@@ -111,16 +113,14 @@ class Plan:
     """Tagged arguments the plan keeps in HBM for the whole call (`place_arguments`)."""
 
 
-def _result_tiers(graph: ProgramGraph) -> list[str | None]:
+def _result_tiers(graph: ProgramGraph) -> list[Tier | None]:
     res_attrs = graph.function.res_attrs
-    tiers: list[str | None] = []
+    tiers: list[Tier | None] = []
     for attrs in res_attrs.data if res_attrs else ():
         assert isinstance(attrs, DictionaryAttr)
         tier = attrs.data.get(TIER_ARG_ATTR)
         tiers.append(
-            tier.tier.value
-            if isinstance(tier, TierAttr) and tier.tier != "hbm"
-            else None
+            tier.tier if isinstance(tier, TierAttr) and tier.tier != Tier.HBM else None
         )
     return tiers
 
@@ -143,11 +143,11 @@ class _Planner:
 
     # positions: op index -> compute-step index
 
-    def step_after(self, op: int) -> int:
+    def last_step_at_or_before(self, op: int) -> int:
         """The last compute step at or before op `op` (-1: none)."""
         return bisect_right(self.compute_ops, op) - 1
 
-    def step_before(self, op: int) -> int:
+    def first_step_at_or_after(self, op: int) -> int:
         """The first compute step at or after op `op`."""
         return bisect_left(self.compute_ops, op)
 
@@ -155,21 +155,23 @@ class _Planner:
         info = plan.info
         assert info.buffer is not None
         moves: list[Move] = []
-        store_after = self.step_after(info.producer) if plan.stored else None
+        store_after = (
+            self.last_step_at_or_before(info.producer) if plan.stored else None
+        )
         for index, gap in enumerate(plan.gaps):
             fetch_op = plan.fetch_op(index, self.options.prefetch_distance)
             release = (
                 None
                 if gap.after < 0 and plan.initially_out
-                else self.step_after(gap.after)
+                else self.last_step_at_or_before(gap.after)
             )
             moves.append(
                 Move(
                     info.buffer,
                     store_after,
                     release,
-                    self.step_before(fetch_op),
-                    self.step_before(gap.before),
+                    self.first_step_at_or_after(fetch_op),
+                    self.first_step_at_or_after(gap.before),
                 )
             )
         return moves
@@ -182,22 +184,31 @@ class _Planner:
         info = plan.info
         if plan.write_back is not None and info.buffer is not None:
             last = info.last_use_before(len(self.graph.ops) - 1)  # the return
-            return [(info.buffer, self.step_after(last))]
+            return [(info.buffer, self.last_step_at_or_before(last))]
         if (
             not plan.gaps
             or info.last_use >= len(self.graph.ops) - 1
             or info.buffer is None
         ):
             return []
-        if not self.graph.schedule.buffers[info.buffer].pinned or info.tier == "hbm":
+        if not self.graph.schedule.buffers[info.buffer].pinned or info.tier == Tier.HBM:
             return []  # freed after its last use anyway, or in HBM at return
-        return [(info.buffer, self.step_after(info.last_use))]
+        return [(info.buffer, self.last_step_at_or_before(info.last_use))]
 
-    def peak(self, plans: list[ValuePlan]) -> int:
+    def schedule(self, plans: list[ValuePlan]) -> Schedule:
+        """The graph's schedule with the moves of `plans` applied."""
         moves = [m for p in plans for m in self.moves(p)]
         releases = [r for p in plans for r in self.releases(p)]
         schedule = apply_moves(self.graph.schedule, moves, self.hw, releases)
-        return simulate(schedule, self.hw, None, record=False).peak_hbm_bytes
+        for plan in plans:  # an argument never read is never fetched
+            if plan.initially_out and not plan.gaps and plan.info.buffer is not None:
+                schedule.buffers[plan.info.buffer].initial = False
+        return schedule
+
+    def peak(self, plans: list[ValuePlan]) -> int:
+        return simulate(
+            self.schedule(plans), self.hw, None, record=False
+        ).peak_hbm_bytes
 
     # rules
 
@@ -213,7 +224,7 @@ class _Planner:
             if info.buffer is not None
             and not isinstance(info.value.type, RemoteType)
             and info.producer < 0
-            and info.tier != "hbm"
+            and info.tier != Tier.HBM
             and info.uses
             and info.category in self.options.categories
         ]
@@ -225,8 +236,12 @@ class _Planner:
         for info in self.graph.values:
             if info.buffer is None or isinstance(info.value.type, RemoteType):
                 continue
-            if info.producer < 0 and info.tier != "hbm" and info.uses:
-                if info.category in self.options.categories and not self.placing():
+            if info.producer < 0 and info.tier != Tier.HBM:
+                if info.category not in self.options.categories:
+                    continue
+                if not info.uses:  # never read: it stays in its tier
+                    plans.append(ValuePlan(info, [], stored=False, initially_out=True))
+                elif not self.placing():
                     plans.append(self._clusters(info))
                 continue
             for position, value in enumerate(returned):
@@ -235,7 +250,7 @@ class _Planner:
                     plans.append(self._write_back(info, tier))
         return plans
 
-    def _write_back(self, info: ValueInfo, tier: str) -> ValuePlan:
+    def _write_back(self, info: ValueInfo, tier: Tier) -> ValuePlan:
         """
         Stored after its producer, released after its last use or that of a
         value sharing its buffer (a view read later), returned as the copy.
@@ -282,7 +297,7 @@ class _Planner:
                 info.buffer is None
                 or info.buffer in taken
                 or isinstance(info.value.type, RemoteType)
-                or info.tier != "hbm"
+                or info.tier != Tier.HBM
                 or info.bytes < max(options.min_bytes, 1)
                 or self.graph.schedule.buffers[info.buffer].kind == "constant"
                 or info.category not in options.categories
@@ -428,16 +443,16 @@ class _Planner:
         return max(0, min(plan.info.bytes, self.graph.peak - highest))
 
     def infeasible(self) -> None:
-        sizes = [b.bytes for b in self.graph.schedule.buffers]
-        for step in self.graph.schedule.steps:
-            if isinstance(step, Compute):
-                needed = sum(sizes[b] for b in {*step.reads, *step.allocs})
-                if needed > self.options.target:
-                    raise PlanError(
-                        f"{step.loc}: error: no plan meets the HBM target of "
-                        f"{self.options.target} B: '{step.name}' alone needs {needed} B "
-                        "(its inputs and outputs)"
+        for step, needed in self.graph.schedule.working_sets():
+            if needed > self.options.target:
+                raise PlanError(
+                    format_diagnostic(
+                        step.loc,
+                        Severity.ERROR,
+                        f"no plan meets the HBM target of {self.options.target} B: "
+                        f"'{step.name}' alone needs {needed} B (its inputs and outputs)",
                     )
+                )
 
     def run(self) -> Plan:
         self.infeasible()
@@ -505,3 +520,11 @@ def _merge(plans: list[ValuePlan]) -> list[ValuePlan]:
 def plan_offload(graph: ProgramGraph, hardware: Hardware, options: PlanOptions) -> Plan:
     """Which values leave HBM over which gaps, so that the peak meets the target."""
     return _Planner(graph, hardware, options).run()
+
+
+def plan_schedule(
+    graph: ProgramGraph, plan: Plan, hardware: Hardware, prefetch_distance: int = 1
+) -> Schedule:
+    """The schedule `plan` runs as: what the IR with the plan written in extracts to."""
+    options = PlanOptions(target=0, prefetch_distance=prefetch_distance)
+    return _Planner(graph, hardware, options).schedule(plan.values)

@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 from hyperoffload.support.units import parse_duration, parse_rate, parse_size
 
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
-TIERS = ("remote", "host", "ssd")
 
 
 class HardwareError(ValueError):
@@ -30,7 +30,7 @@ class HardwareError(ValueError):
 class Link:
     """The link between HBM and one tier; full duplex, one copy stream each way."""
 
-    tier: str
+    tier: Tier
     capacity: int
     bandwidth_to_device: float
     bandwidth_from_device: float
@@ -65,7 +65,7 @@ class Hardware:
     """Achievable fraction of peak for fused attention kernels."""
     op_overhead_s: float
     """Per kernel: launch and scheduling."""
-    links: dict[str, Link]
+    links: dict[Tier, Link]
 
     def with_hbm_capacity(self, capacity: int | str | None) -> Hardware:
         if capacity is None:
@@ -84,12 +84,12 @@ class Hardware:
                 f"hardware '{self.name}' has no '{tier}' tier "
                 f"(it has: {', '.join(self.links) or 'none'})"
             )
-        return self.links[tier]
+        return self.links[Tier(tier)]
 
     @property
-    def offload_tier(self) -> str:
+    def offload_tier(self) -> Tier:
         """Where offloaded data goes by default: `remote` if present, else the first tier."""
-        return "remote" if "remote" in self.links else next(iter(self.links))
+        return Tier.REMOTE if Tier.REMOTE in self.links else next(iter(self.links))
 
 
 def preset_names() -> list[str]:
@@ -116,7 +116,10 @@ def load_hardware(name_or_path: str, hbm_capacity: int | str | None = None) -> H
         raise HardwareError(
             f"{path}: malformed hardware file: {_describe(err)}"
         ) from None
-    return hardware.with_hbm_capacity(hbm_capacity)
+    try:
+        return hardware.with_hbm_capacity(hbm_capacity)
+    except ValueError as err:
+        raise HardwareError(f"bad HBM capacity: {err}") from None
 
 
 def _describe(err: Exception) -> str:
@@ -125,9 +128,14 @@ def _describe(err: Exception) -> str:
 
 def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
     device = data["device"]
+    for tier in data.get("tiers", {}):
+        if tier not in OFFLOAD_TIERS:
+            raise ValueError(
+                f"unknown tier '{tier}' (expected one of {', '.join(OFFLOAD_TIERS)})"
+            )
     links = {
-        tier: Link(
-            tier=tier,
+        Tier(tier): Link(
+            tier=Tier(tier),
             capacity=parse_size(spec["capacity"]),
             bandwidth_to_device=parse_rate(spec["bandwidth_to_device"]),
             bandwidth_from_device=parse_rate(spec["bandwidth_from_device"]),
@@ -136,11 +144,6 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
         )
         for tier, spec in data.get("tiers", {}).items()
     }
-    for tier in links:
-        if tier not in TIERS:
-            raise ValueError(
-                f"unknown tier '{tier}' (expected one of {', '.join(TIERS)})"
-            )
     if not links:
         raise ValueError("no [tiers.*] table: a device needs a tier to offload to")
     peak = {str(k): float(v) for k, v in device["peak_flops"].items()}

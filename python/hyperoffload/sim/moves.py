@@ -23,6 +23,7 @@ from hyperoffload.sim.schedule import (
     Transfer,
     Wait,
 )
+from hyperoffload.support.tiers import Tier
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,8 @@ def apply_moves(
 
     def copy_of(device: Buffer) -> Buffer:
         if device.id not in copies:
-            tier = device.home if device.home != "hbm" else hardware.offload_tier
-            initial = device.home != "hbm" and device.initial
+            tier = device.home if device.home != Tier.HBM else hardware.offload_tier
+            initial = device.home != Tier.HBM and device.initial
             name = f"{device.name} ({tier})"
             buffers.append(
                 Buffer(len(buffers), name, device.bytes, tier, "copy", initial=initial)
@@ -73,7 +74,7 @@ def apply_moves(
             copies[device.id] = len(buffers) - 1
         return buffers[copies[device.id]]
 
-    def transfer(source: Buffer, dest: Buffer, link: str, to_device: bool) -> Transfer:
+    def transfer(source: Buffer, dest: Buffer, link: Tier, to_device: bool) -> Transfer:
         nonlocal transfers
         transfers += 1
         return Transfer(

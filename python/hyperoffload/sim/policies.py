@@ -75,6 +75,7 @@ from hyperoffload.sim.schedule import (
     Schedule,
 )
 from hyperoffload.sim.simulator import Eviction, Runtime, SimResult, simulate
+from hyperoffload.support.tiers import Tier
 
 POLICIES = (
     "plan",
@@ -164,7 +165,7 @@ def run_policy(
 def resident_arguments(schedule: Schedule) -> Schedule:
     """The schedule with every tagged argument in HBM at entry (its home `hbm`)."""
     buffers = [
-        replace(b, home="hbm") if b.kind == "argument" and b.tier == "hbm" else b
+        replace(b, home=Tier.HBM) if b.kind == "argument" and b.tier == Tier.HBM else b
         for b in schedule.buffers
     ]
     return replace(schedule, buffers=buffers)
@@ -186,13 +187,13 @@ def _times(schedule: Schedule) -> list[float]:
 
 def _in_tier(buffer: Buffer) -> bool:
     """A tagged argument that starts in its tier."""
-    return buffer.kind == "argument" and buffer.initial and buffer.home != "hbm"
+    return buffer.kind == "argument" and buffer.initial and buffer.home != Tier.HBM
 
 
 def offload_candidates(schedule: Schedule) -> Iterator[Buffer]:
     """The device buffers `distance` may offload: arguments and activations."""
     for buffer in schedule.buffers:
-        if buffer.tier == "hbm" and buffer.kind in ("argument", "activation"):
+        if buffer.tier == Tier.HBM and buffer.kind in ("argument", "activation"):
             yield buffer
 
 

@@ -16,13 +16,13 @@ The JSON form is documented in `docs/schedule.md`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-SCHEDULE_VERSION = 1
+from hyperoffload.support.tiers import Tier
 
-Tier = str
-"""`hbm` for device buffers, else the tier a copy lives in (`remote`, `host`, `ssd`)."""
+SCHEDULE_VERSION = 1
 
 BufferKind = Literal["argument", "constant", "activation", "prefetched", "copy"]
 
@@ -33,8 +33,9 @@ class Buffer:
     name: str
     bytes: int
     tier: Tier
+    """`hbm` for device buffers, else the tier a copy lives in."""
     kind: BufferKind
-    home: Tier = "hbm"
+    home: Tier = Tier.HBM
     """Where the data lives at function entry for an argument (its `hyperoffload.tier`)."""
     pinned: bool = False
     """Never freed implicitly: arguments (the caller's), constants, results."""
@@ -96,6 +97,17 @@ class Schedule:
     forward_end: int | None = None
     """Index of the step that ends the forward pass (for training steps), if known."""
 
+    def working_sets(self) -> Iterator[tuple[Compute, int]]:
+        """Each compute step with the bytes it needs in HBM (its inputs and outputs)."""
+        sizes = [b.bytes for b in self.buffers]
+        for step in self.steps:
+            if isinstance(step, Compute):
+                yield step, sum(sizes[b] for b in {*step.reads, *step.allocs})
+
+    def largest_working_set(self) -> int:
+        """The least peak any plan can reach: the largest single-op working set."""
+        return max((needed for _, needed in self.working_sets()), default=0)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "version": SCHEDULE_VERSION,
@@ -120,10 +132,13 @@ class Schedule:
             kind = raw.get("kind")
             if kind not in _STEP_TYPES:
                 raise ValueError(f"unknown step kind {kind!r}")
-            steps.append(_STEP_TYPES[kind](**raw))
+            step = _STEP_TYPES[kind](**raw)
+            if isinstance(step, Transfer):
+                step.link = Tier(step.link)
+            steps.append(step)
         return Schedule(
             function=data["function"],
-            buffers=[Buffer(**b) for b in data["buffers"]],
+            buffers=[_buffer(b) for b in data["buffers"]],
             steps=steps,
             forward_end=data.get("forward_end"),
         )
@@ -134,3 +149,10 @@ class Schedule:
             return Schedule.from_json(json.loads(text))
         except (json.JSONDecodeError, KeyError, TypeError) as err:
             raise ValueError(f"malformed schedule: {err}") from None
+
+
+def _buffer(raw: dict[str, Any]) -> Buffer:
+    """A buffer read from JSON, its tiers checked."""
+    buffer = Buffer(**raw)
+    buffer.tier, buffer.home = Tier(buffer.tier), Tier(buffer.home)
+    return buffer

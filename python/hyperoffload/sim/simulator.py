@@ -45,6 +45,7 @@ from enum import Enum
 
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import Compute, Free, Schedule, Transfer, Wait
+from hyperoffload.support.tiers import Tier
 
 _NEVER = sys.maxsize
 """The next read of a buffer read no more."""
@@ -332,7 +333,7 @@ class _Run:
 
     def _tier_of(self, buffer: int) -> str:
         home = self.buffers[buffer].home
-        return home if home != "hbm" else self.hw.offload_tier
+        return home if home != Tier.HBM else self.hw.offload_tier
 
     # transfers
 
@@ -369,8 +370,8 @@ class _Run:
 
     def run(self) -> SimResult:
         for buffer in self.buffers:
-            if buffer.initial and buffer.tier == "hbm":
-                if self.runtime is not None and buffer.home != "hbm":
+            if buffer.initial and buffer.tier == Tier.HBM:
+                if self.runtime is not None and buffer.home != Tier.HBM:
                     self.has_copy.add(buffer.id)
                     self._want(buffer.id)
                     continue
@@ -475,15 +476,7 @@ class _Run:
             )
             link_time = max(link_time, nbytes / rate)
         self.result.bound_time_s = max(self.result.compute_s, link_time)
-        sizes = [b.bytes for b in self.buffers]
-        self.result.bound_peak_bytes = max(
-            (
-                sum(sizes[b] for b in {*s.reads, *s.allocs})
-                for s in self.schedule.steps
-                if isinstance(s, Compute)
-            ),
-            default=0,
-        )
+        self.result.bound_peak_bytes = self.schedule.largest_working_set()
 
 
 def simulate(

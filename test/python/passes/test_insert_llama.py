@@ -10,7 +10,7 @@ from hyperoffload.passes.insert import InsertPass
 from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.sim.policies import PolicyOptions, run_policy
 
-TRAIN = Path(__file__).resolve().parents[2] / "examples" / "tiny_llama_train.mlir"
+TRAIN = Path(__file__).resolve().parents[3] / "examples" / "tiny_llama_train.mlir"
 
 
 def test_sixty_percent_target_is_met_with_unchanged_outputs() -> None:

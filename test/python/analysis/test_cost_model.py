@@ -42,7 +42,7 @@ BF16_MATMUL = f"""
 
 @pytest.fixture(scope="module")
 def hardware() -> Hardware:
-    return load_hardware(str(Path(__file__).parents[1] / "inputs" / "fused.toml"))
+    return load_hardware(str(Path(__file__).parents[2] / "inputs" / "fused.toml"))
 
 
 def run(ctx: Context, hardware: Hardware, text: str) -> tuple[SimResult, list[Compute]]:

@@ -14,12 +14,12 @@ import pytest
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 
-from hyperoffload.evaluators import execution
 from hyperoffload.evaluators.execution import (
     ExecutionError,
     UpstreamProgram,
     compare_outputs,
     compare_upstream,
+    program,
     run_upstream,
 )
 from hyperoffload.ir.context import make_context
@@ -27,7 +27,7 @@ from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes import all_passes
 from hyperoffload.tools.hyperoffload_check import main as check_main
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 Array = np.ndarray[Any, Any]
 
@@ -310,7 +310,7 @@ def test_check_prints_both_programs_and_the_verdict(
 def test_check_reports_differing_outputs(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run = execution.run_upstream
+    run = program.run_upstream
 
     def off_by_one(
         text: str, inputs: Sequence[object], function: str | None, file_name: str
@@ -320,7 +320,7 @@ def test_check_reports_differing_outputs(
             outputs[0][0, :2] += 1
         return outputs
 
-    monkeypatch.setattr(execution, "run_upstream", off_by_one)
+    monkeypatch.setattr(program, "run_upstream", off_by_one)
     mlp = str(EXAMPLES / "offload_mlp.mlir")
     status, out, _ = _check(capsys, mlp, "--quiet")
     assert status == 1

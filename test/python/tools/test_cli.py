@@ -6,7 +6,7 @@ import pytest
 
 from hyperoffload.tools.hyperoffload_opt import main
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "offload_mlp.mlir"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "offload_mlp.mlir"
 
 
 def test_example_round_trips(capsys: pytest.CaptureFixture[str]) -> None:

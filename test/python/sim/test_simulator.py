@@ -26,6 +26,7 @@ from hyperoffload.sim.policies import (
 )
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
+from hyperoffload.support.tiers import Tier
 
 US = 1e-6
 T = "tensor<256xf32>"
@@ -34,7 +35,7 @@ R = f"!hyperoffload.remote<{T}>"
 
 @pytest.fixture(scope="module")
 def hardware() -> Hardware:
-    return load_hardware(str(Path(__file__).parents[1] / "inputs" / "round.toml"))
+    return load_hardware(str(Path(__file__).parents[2] / "inputs" / "round.toml"))
 
 
 def schedules(ctx: Context, hardware: Hardware, text: str) -> tuple[Schedule, Schedule]:
@@ -171,9 +172,9 @@ def test_distance_offloads_idle_tensors(ctx: Context, hardware: Hardware) -> Non
     # then holds only a(i-1) and a(i): 2048 B instead of 4096 B with x and a0;
     # steps 10 and 11 hold 3072 B. The link is made fast here (1 GB/s: 1.024 us
     # per transfer, less than a 2.048 us step).
-    fast_link = replace(hardware.links["remote"], bandwidth_from_device=1e9)
+    fast_link = replace(hardware.links[Tier.REMOTE], bandwidth_from_device=1e9)
     hardware = replace(
-        hardware, links={"remote": replace(fast_link, bandwidth_to_device=1e9)}
+        hardware, links={Tier.REMOTE: replace(fast_link, bandwidth_to_device=1e9)}
     )
     _, stripped = schedules(ctx, hardware, LONG_GAP)
     options = PolicyOptions(select_distance=5, prefetch_distance=0)

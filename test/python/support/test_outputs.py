@@ -13,7 +13,7 @@ from hyperoffload.tools.hyperoffload_gen import main as gen_main
 from hyperoffload.tools.hyperoffload_opt import main as opt_main
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "offload_mlp.mlir"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "offload_mlp.mlir"
 PREVIOUS = "the previous contents\n"
 
 

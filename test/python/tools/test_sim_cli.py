@@ -9,7 +9,7 @@ import pytest
 from hyperoffload.sim.policies import POLICIES
 from hyperoffload.tools.hyperoffload_sim import main
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def _sim(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ from xdsl.printer import Printer
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.ir.upstream import UpstreamParseError, mlir_tools_dir
 
-INPUTS = Path(__file__).resolve().parent.parent / "inputs"
+INPUTS = Path(__file__).resolve().parents[2] / "inputs"
 
 BATCH_MATMUL = """\
 func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %c: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {

@@ -13,6 +13,7 @@ from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.policies import PolicyOptions, distance_moves, run_policy
 from hyperoffload.sim.schedule import Buffer, Compute, Schedule, Step, Transfer, Wait
 from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.tiers import Tier
 
 US = 1e-6
 KB = 1024
@@ -20,23 +21,23 @@ KB = 1024
 
 @pytest.fixture(scope="module")
 def hardware() -> Hardware:
-    return load_hardware(str(Path(__file__).parents[1] / "inputs" / "round.toml"))
+    return load_hardware(str(Path(__file__).parents[2] / "inputs" / "round.toml"))
 
 
 def test_a_transfer_against_a_busy_direction_is_slower(hardware: Hardware) -> None:
     # A store of x starts at 0 with the link idle: 10.24 us. The fetch of y
     # starts at 0 too, while the store runs: at half the bandwidth, 20.48 us.
-    half = replace(hardware.links["remote"], duplex_efficiency=0.5)
-    halved = replace(hardware, links={"remote": half})
+    half = replace(hardware.links[Tier.REMOTE], duplex_efficiency=0.5)
+    halved = replace(hardware, links={Tier.REMOTE: half})
     buffers = [
-        Buffer(0, "x", KB, "hbm", "argument", pinned=True, initial=True),
-        Buffer(1, "x (remote)", KB, "remote", "copy"),
-        Buffer(2, "y (remote)", KB, "remote", "copy", initial=True),
-        Buffer(3, "y", KB, "hbm", "prefetched"),
+        Buffer(0, "x", KB, Tier.HBM, "argument", pinned=True, initial=True),
+        Buffer(1, "x (remote)", KB, Tier.REMOTE, "copy"),
+        Buffer(2, "y (remote)", KB, Tier.REMOTE, "copy", initial=True),
+        Buffer(3, "y", KB, Tier.HBM, "prefetched"),
     ]
     steps: list[Step] = [
-        Transfer(0, 0, 1, KB, "remote", to_device=False),
-        Transfer(1, 2, 3, KB, "remote", to_device=True),
+        Transfer(0, 0, 1, KB, Tier.REMOTE, to_device=False),
+        Transfer(1, 2, 3, KB, Tier.REMOTE, to_device=True),
         Wait(1),
     ]
     schedule = Schedule("f", buffers, steps)
@@ -47,10 +48,12 @@ def test_a_transfer_against_a_busy_direction_is_slower(hardware: Hardware) -> No
 def _weights_late() -> Schedule:
     """x in HBM, a weight w in the remote tier; step 1 reads w after 20 us of step 0."""
     buffers = [
-        Buffer(0, "x", KB, "hbm", "argument", pinned=True, initial=True),
-        Buffer(1, "w", KB, "hbm", "argument", "remote", pinned=True, initial=True),
-        Buffer(2, "a", KB, "hbm", "activation"),
-        Buffer(3, "b", KB, "hbm", "activation", pinned=True),
+        Buffer(0, "x", KB, Tier.HBM, "argument", pinned=True, initial=True),
+        Buffer(
+            1, "w", KB, Tier.HBM, "argument", Tier.REMOTE, pinned=True, initial=True
+        ),
+        Buffer(2, "a", KB, Tier.HBM, "activation"),
+        Buffer(3, "b", KB, Tier.HBM, "activation", pinned=True),
     ]
     steps: list[Step] = [
         Compute("a", "t:1", 20 * US, 0, 0, reads=[0], allocs=[2]),

@@ -1,0 +1,69 @@
+"""
+The options of the planning passes, declared once. Each pass inherits the
+groups it reads, and `hyperoffload-pipeline` inherits all of them, so an
+option is spelled, typed, defaulted and documented in one place.
+
+```
+hyperoffload-opt model.mlir -p 'hyperoffload-insert{hbm-capacity=32GB categories=params,kv detach=lazy}'
+hyperoffload-opt model.mlir -p 'hyperoffload-pipeline{hbm-capacity=32GB alpha=0 max-slowdown=0.02}'
+```
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from hyperoffload.analysis.lifetimes import CATEGORIES, Category
+from hyperoffload.planning.placement import MoveOptions
+from hyperoffload.planning.planner import PlanOptions
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.support.units import parse_duration, parse_size
+
+
+@dataclass(frozen=True)
+class HardwareOptions:
+    hardware: str = "ascend-910c"
+    """A preset name or a TOML file (docs/simulator.md)."""
+    hbm_capacity: str | int | None = None
+    """The HBM target (e.g. `32GB`); default: the device's capacity."""
+
+    def load_hardware(self) -> Hardware:
+        return load_hardware(self.hardware, self.hbm_capacity)
+
+
+@dataclass(frozen=True)
+class InsertOptions(HardwareOptions):
+    min_bytes: str | int = 0
+    """Smallest value worth offloading (e.g. `1MB`)."""
+    min_gap: str | int | float = 0
+    """Shortest idle gap worth offloading, as a duration (e.g. `50us`)."""
+    categories: tuple[Category, ...] = CATEGORIES
+    """What may move: `params`, `activations`, `optimizer`, `kv`."""
+    prefetch_distance: int = 1
+    """Ops between a fetch and the use it serves, at insertion."""
+    detach: Literal["eager", "lazy"] = "eager"
+    """Detach after the use before a gap, or right before the fetch."""
+    place_arguments: bool = False
+    """Decide where tagged arguments live: in their tier, or in HBM all call."""
+
+    def plan_options(self, target: int) -> PlanOptions:
+        return PlanOptions(
+            target=target,
+            min_bytes=parse_size(self.min_bytes),
+            min_gap_s=parse_duration(self.min_gap),
+            categories=self.categories,
+            prefetch_distance=self.prefetch_distance,
+            place_arguments=self.place_arguments,
+        )
+
+
+@dataclass(frozen=True)
+class MoveWindowOptions(HardwareOptions):
+    alpha: float = 1.0
+    """Weight of exposed transfer time (0: every prefetch right before its user)."""
+    beta: float = 1.0
+    """Weight of peak memory (0: every prefetch as early as its window allows)."""
+    max_inflight: int = 8
+    """Prefetches in flight at once."""
+
+    def move_options(self) -> MoveOptions:
+        return MoveOptions(self.alpha, self.beta, self.max_inflight)

@@ -1,0 +1,133 @@
+"""
+The planning loop of one function: its program graph is extracted once;
+each HBM target is planned, its fetches placed and the result simulated on
+that graph; the IR is written once, for the plan chosen.
+
+```python
+loop = PlanningLoop(function, graph, hardware, LoopOptions(PlanOptions(target=0), MoveOptions()))
+trial = loop.trial(32 * 10**9)   # plan, move-window, simulation: no IR touched
+loop.write(trial)                # the offload ops, in the IR
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from xdsl.dialects.func import FuncOp
+
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.dialects.hyperoffload import PrefetchOp
+from hyperoffload.planning.arrange import arrange
+from hyperoffload.planning.fetch_windows import place_fetches
+from hyperoffload.planning.placement import MoveOptions
+from hyperoffload.planning.planner import Plan, PlanOptions, plan_offload, plan_schedule
+from hyperoffload.planning.write_plan import write_plan
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.simulator import SimResult, simulate
+
+
+@dataclass(frozen=True)
+class LoopOptions:
+    plan: PlanOptions
+    """How to plan; the target is each trial's."""
+    move: MoveOptions | None = None
+    """How to place fetches (None: where insertion puts them)."""
+    lazy_detach: bool = False
+    """Detach right before the fetch instead of after the use before the gap."""
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One target, planned and simulated on the graph."""
+
+    target: int
+    inserted: Plan
+    """The plan with its fetches where insertion puts them."""
+    plan: Plan
+    """The plan to write (its fetches moved, if that paid)."""
+    schedule: Schedule
+    result: SimResult
+    """Its simulation (no capacity enforced, nothing recorded)."""
+    moved: bool
+
+
+class PlanningLoop:
+    """Plan one function for any number of targets; write one plan into it."""
+
+    def __init__(
+        self,
+        function: FuncOp,
+        graph: ProgramGraph,
+        hardware: Hardware,
+        options: LoopOptions,
+    ):
+        self.function = function
+        self.graph = graph
+        self.hardware = hardware
+        self.options = options
+
+    @staticmethod
+    def for_function(
+        function: FuncOp, hardware: Hardware, options: LoopOptions
+    ) -> PlanningLoop:
+        """The loop of `function`, its graph extracted now (the one extraction)."""
+        graph = ProgramGraph.build(function, CostModel(hardware))
+        return PlanningLoop(function, graph, hardware, options)
+
+    def trial(self, target: int) -> Trial:
+        """
+        Plan for `target`; if optional offloads make the peak worse than the
+        program's own, plan only what the rules require. Raises `PlanError`
+        for a target no plan can meet.
+        """
+        options = replace(self.options.plan, target=target)
+        plan = plan_offload(self.graph, self.hardware, options)
+        if plan.optional and plan.peak_after > plan.peak_before:
+            plan = plan_offload(
+                self.graph, self.hardware, replace(options, optional=False)
+            )
+        distance = options.prefetch_distance
+        if self.options.move is None:
+            schedule = plan_schedule(self.graph, plan, self.hardware, distance)
+            result = simulate(schedule, self.hardware, None, record=False)
+            return Trial(target, plan, plan, schedule, result, moved=False)
+        placed = place_fetches(
+            self.graph, plan, self.hardware, target, self.options.move, distance
+        )
+        return Trial(
+            target, plan, placed.plan, placed.schedule, placed.result, placed.moved
+        )
+
+    def write(self, trial: Trial) -> None:
+        """Write `trial`'s plan into the function (once: the graph describes it as it was)."""
+        distance = self.options.plan.prefetch_distance
+        prefetches = write_plan(
+            self.function,
+            self.graph.ops,
+            trial.plan,
+            distance,
+            self.hardware.offload_tier,
+            self.options.lazy_detach,
+        )
+        if not trial.moved:
+            return
+        # the fetches in the order insertion leaves them (by position, then
+        # plan order), each at the position it was moved to
+        inserted = _fetch_positions(trial.inserted, distance)
+        moved = _fetch_positions(trial.plan, distance)
+        order = sorted(range(len(prefetches)), key=lambda k: inserted[k])
+        positions: dict[PrefetchOp, int] = {prefetches[k]: moved[k] for k in order}
+        arrange(self.function.body.block, positions, self.graph.fusion)
+
+
+def _fetch_positions(plan: Plan, distance: int) -> list[int]:
+    """The op before which each fetch of `plan` is issued, in plan order."""
+    return [
+        value_plan.fetch_op(index, distance)
+        for value_plan in plan.values
+        if value_plan.write_back is None
+        for index in range(len(value_plan.gaps))
+    ]

@@ -1,0 +1,211 @@
+"""
+Write a plan into the IR: the one place where planning touches a function.
+
+Each value plan becomes its ops: a store right after the producer, a detach
+after the use before each gap (`lazy`: right before the fetch), a prefetch
+before the op its plan names (`ValuePlan.fetch_op`), and the uses after each
+gap rewired to that gap's prefetch. A tagged argument left in its tier
+becomes a remote argument; one the plan keeps in HBM is tagged `hbm`.
+
+```mlir
+func.func @f(%w: tensor<64x64xf32> {hyperoffload.tier = #hyperoffload.tier<remote>}, ...)
+```
+becomes
+```mlir
+func.func @f(%w: !hyperoffload.remote<tensor<64x64xf32>> {hyperoffload.tier = #hyperoffload.tier<remote>}, ...) {
+  %w_1 = hyperoffload.prefetch %w : !hyperoffload.remote<tensor<64x64xf32>> -> tensor<64x64xf32>
+  %y = linalg.matmul ins(%x, %w_1 : ...) ...
+  hyperoffload.detach %w_1 : tensor<64x64xf32>
+```
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Operation, SSAValue, Use
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from hyperoffload.analysis.lifetimes import ValueInfo
+from hyperoffload.dialects.hyperoffload import (
+    TIER_ARG_ATTR,
+    DetachOp,
+    PrefetchOp,
+    RemoteType,
+    StoreOp,
+    Tier,
+    TierAttr,
+)
+from hyperoffload.planning.planner import Plan, ValuePlan
+
+
+class _Placement:
+    """Ops to insert around the original ops of a function body, then apply."""
+
+    def __init__(self, ops: list[Operation], lazy: bool):
+        self.ops = ops
+        self.lazy = lazy
+        self.position = {op: i for i, op in enumerate(ops)}
+        self.before: dict[int, list[Operation]] = {}
+        self.after: dict[int, list[Operation]] = {}
+        self.at_entry: list[Operation] = []
+
+    def place_after(self, index: int, op: Operation, first: bool = False) -> None:
+        if index < 0:
+            self.at_entry.insert(0, op) if first else self.at_entry.append(op)
+        else:
+            ops = self.after.setdefault(index, [])
+            ops.insert(0, op) if first else ops.append(op)
+
+    def place_before(self, index: int, op: Operation) -> None:
+        self.before.setdefault(index, []).append(op)
+
+    def holder(self, op: Operation) -> int | None:
+        """Position of the original top-level op holding `op` (None for inserted ops)."""
+        current: Operation | None = op
+        while current is not None and current not in self.position:
+            current = current.parent_op()
+        return None if current is None else self.position[current]
+
+    def uses_by_position(self, value: SSAValue) -> list[tuple[int, Use]]:
+        """The uses of `value` in original ops, by the position of their holder."""
+        held = [(self.holder(use.operation), use) for use in value.uses]
+        return sorted(
+            ((at, use) for at, use in held if at is not None), key=lambda e: e[0]
+        )
+
+    def apply(self, rewriter: Rewriter) -> None:
+        first = self.ops[0]
+        for op in self.at_entry:
+            rewriter.insert_op(op, InsertPoint.before(first))
+        for index, op in enumerate(self.ops):
+            for new in self.before.get(index, ()):
+                rewriter.insert_op(new, InsertPoint.before(op))
+            anchor = op
+            for new in self.after.get(index, ()):
+                rewriter.insert_op(new, InsertPoint.after(anchor))
+                anchor = new
+
+
+def _rewire(uses: list[tuple[int, Use]], readers: list[tuple[int, SSAValue]]) -> None:
+    """
+    Each use at or after the position of a reader, and before the next
+    reader's, reads that reader (one pass over the uses: linear, however many
+    gaps a value has).
+    """
+    index = 0
+    for at, use in uses:
+        while index < len(readers) and readers[index][0] <= at:
+            index += 1
+        if index > 0:
+            use.operation.operands[use.index] = readers[index - 1][1]
+
+
+def _write_value(
+    plan: ValuePlan,
+    function: FuncOp,
+    placement: _Placement,
+    distance: int,
+    offload_tier: Tier,
+) -> list[PrefetchOp]:
+    """
+    Insert the store, detaches and prefetches of one value's plan; stores go
+    to `offload_tier`, or to the tier a written-back result names. Returns
+    the prefetches, one per gap.
+    """
+    info = plan.info
+    end = len(placement.ops)
+    current: SSAValue | None
+    if plan.initially_out:  # a tagged argument becomes a remote copy
+        index = function.args.index(info.value)  # type: ignore[arg-type]
+        tensor = info.value.type
+        assert isinstance(tensor, TensorType)
+        remote = RemoteType(cast(TensorType[Attribute], tensor), info.tier)
+        function.replace_argument_type(index, remote, Rewriter())
+        handle: SSAValue = function.args[index]
+        current = None
+    else:
+        store = StoreOp(info.value, plan.write_back or offload_tier)
+        if info.value.name_hint:
+            store.handle.name_hint = f"{info.value.name_hint}_remote"
+        placement.place_after(info.producer, store, first=True)
+        handle, current = store.handle, info.value
+    uses = placement.uses_by_position(handle if current is None else current)
+    if plan.write_back is not None:  # the caller gets the remote copy
+        last = info.last_use_before(end - 1)  # the return
+        placement.place_after(last, DetachOp(info.value))
+        assert isinstance(placement.ops[-1], ReturnOp)
+        _rewire(uses, [(end - 1, handle)])
+        return []
+    prefetches: list[PrefetchOp] = []
+    for index, gap in enumerate(plan.gaps):
+        fetch_at = plan.fetch_op(index, distance)
+        prefetch = PrefetchOp(handle)
+        if info.value.name_hint:
+            prefetch.result.name_hint = info.value.name_hint
+        if current is not None:
+            detach = DetachOp(current)
+            if placement.lazy:
+                placement.place_before(fetch_at, detach)
+            else:
+                placement.place_after(gap.after, detach)
+        placement.place_before(fetch_at, prefetch)
+        prefetches.append(prefetch)
+        current = prefetch.result
+    _rewire(
+        uses, [(g.before, p.result) for g, p in zip(plan.gaps, prefetches, strict=True)]
+    )
+    # a copy brought back for the last time is released after its last use,
+    # unless it stands for an untagged argument (in HBM at return for the caller)
+    untagged_argument = info.producer < 0 and not plan.initially_out
+    if (
+        current is not None
+        and plan.gaps
+        and info.last_use < end - 1
+        and not untagged_argument
+    ):
+        placement.place_after(info.last_use, DetachOp(current))
+    return prefetches
+
+
+def _place_in_hbm(function: FuncOp, placed: list[ValueInfo]) -> None:
+    """Tag each argument of `placed` as living in HBM (the caller keeps it there)."""
+    if not placed or function.arg_attrs is None:
+        return
+    arg_attrs = list(function.arg_attrs.data)
+    for info in placed:
+        index = function.args.index(info.value)  # type: ignore[arg-type]
+        attrs = arg_attrs[index]
+        assert isinstance(attrs, DictionaryAttr)
+        arg_attrs[index] = DictionaryAttr(
+            {**attrs.data, TIER_ARG_ATTR: TierAttr(Tier.HBM)}
+        )
+    function.arg_attrs = ArrayAttr(arg_attrs)
+
+
+def write_plan(
+    function: FuncOp,
+    ops: list[Operation],
+    plan: Plan,
+    prefetch_distance: int,
+    offload_tier: Tier,
+    lazy: bool = False,
+) -> list[PrefetchOp]:
+    """
+    Insert the ops of `plan` into `function`, whose top-level ops were `ops`
+    when it was planned; the prefetches, in the order of the plan's gaps.
+    """
+    placement = _Placement(ops, lazy)
+    prefetches = [
+        prefetch
+        for value_plan in plan.values
+        for prefetch in _write_value(
+            value_plan, function, placement, prefetch_distance, offload_tier
+        )
+    ]
+    placement.apply(Rewriter())
+    _place_in_hbm(function, plan.placed)
+    function.update_function_type()
+    return prefetches

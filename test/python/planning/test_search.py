@@ -1,0 +1,226 @@
+"""
+`TargetSearch` / `smallest_target` on the decode step of
+`test/passes/insert-place-arguments.mlir` (@decode), ascend-910c.
+
+Each op takes ~10 us (its 10 us launch overhead plus a few ns of HBM
+traffic): 10.0024 us for the three `mulf` (two operands), 10.0016 us for the
+three `addf`, 60.012 us in all. Fetching a 1 KiB block takes 10 us of
+latency + 1024 B / 33.6 GB/s = 10.0305 us. With everything in HBM the step
+peaks at 6144 B (%q and the three blocks plus an op's input and output);
+the largest single-op working set is 3072 B (%s0 = %q * %k0).
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.func import FuncOp
+
+from hyperoffload.ir.diagnostics import Diagnostic, Severity, collect_diagnostics
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.planning.loop import LoopOptions, PlanningLoop
+from hyperoffload.planning.placement import MoveOptions
+from hyperoffload.planning.planner import PlanOptions
+from hyperoffload.planning.search import TargetSearch, slowdown, smallest_target
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.support.units import format_bytes
+
+US = 1e-6
+DECODE = (
+    Path(__file__).resolve().parents[2] / "passes" / "insert-place-arguments.mlir"
+).read_text()
+HARDWARE = load_hardware("ascend-910c")
+CAPACITY = HARDWARE.hbm_capacity
+
+
+def decode_loop(ctx: Context, place_arguments: bool = True) -> PlanningLoop:
+    module = parse_mlir(ctx, DECODE, "decode.mlir")
+    (function,) = [
+        op
+        for op in module.walk()
+        if isinstance(op, FuncOp) and op.sym_name.data == "decode"
+    ]
+    options = LoopOptions(
+        PlanOptions(target=0, place_arguments=place_arguments), MoveOptions()
+    )
+    return PlanningLoop.for_function(function, HARDWARE, options)
+
+
+def trial_remarks(diagnostics: list[Diagnostic]) -> list[str]:
+    return [d.message for d in diagnostics if d.message.startswith("@decode: target ")]
+
+
+def test_the_reference_is_the_program_with_everything_in_hbm(ctx: Context):
+    search = TargetSearch(decode_loop(ctx), CAPACITY, 0.01)
+    assert search.reference.makespan_s == pytest.approx(60.012 * US)
+    assert search.reference.peak_hbm_bytes == 6144
+    assert search.reference.bound_peak_bytes == 3072
+
+
+def test_the_smallest_target_within_one_percent_is_5120_bytes(ctx: Context):
+    # At 5120 B %k0 stays in HBM and %k1, %k2 are fetched: only 28.9 ns of
+    # %k2's fetch is exposed (10.0305 us against the 10.0016 us of %t1, the
+    # op it is issued before), +0.05%. At 4096 B %k0 must be fetched before
+    # the first op, exposing at least its 10 us latency: +16.8%.
+    loop = decode_loop(ctx)
+    search = TargetSearch(loop, CAPACITY, 0.01)
+    with collect_diagnostics():
+        best = search.run()
+    assert best.result.peak_hbm_bytes == 5120
+    assert [info.name for info in best.plan.placed] == ["%k0"]
+    assert best.result.exposed_transfer_s == pytest.approx(0.0289 * US, abs=0.001 * US)
+    assert slowdown(best.result, search.reference) == pytest.approx(0.00048, abs=1e-5)
+    tight = loop.trial(4096)
+    assert tight.result.peak_hbm_bytes == 4096
+    assert slowdown(tight.result, search.reference) > 10 / 60.012
+
+
+def test_the_search_bisects_between_the_working_set_and_the_peak(ctx: Context):
+    # Between 3072 and 6144 B, until the interval is at most 6 B (a
+    # thousandth of the peak). A target is met once a plan peaking at or
+    # below it within 1% was tried: the first is 5376 (peak 5120).
+    #   4608 no  -> [4608, 6144]   5136 yes -> [5088, 5136]
+    #   5376 yes -> [4608, 5376]   5112 no  -> [5112, 5136]
+    #   4992 no  -> [4992, 5376]   5124 yes -> [5112, 5124]
+    #   5184 yes -> [4992, 5184]   5118 no  -> [5118, 5124]: 6 B, stop
+    #   5088 no  -> [5088, 5184]
+    search = TargetSearch(decode_loop(ctx), CAPACITY, 0.01)
+    with collect_diagnostics():
+        search.run()
+    assert [t.target for t in search.tried] == [
+        *[4608, 5376, 4992, 5184, 5088],
+        *[5136, 5112, 5124, 5118],
+    ]
+
+
+def test_every_trial_is_a_remark(ctx: Context):
+    search = TargetSearch(decode_loop(ctx), CAPACITY, 0.01)
+    with collect_diagnostics() as diagnostics:
+        search.run()
+    # one remark per trial, then the answer
+    assert len(diagnostics) == len(search.tried) + 1
+    assert {d.severity for d in diagnostics} == {Severity.REMARK}
+    assert {d.where for d in diagnostics} == {"hyperoffload-pipeline"}
+    remarks = trial_remarks(diagnostics)
+    assert len(remarks) == len(search.tried)
+    for tried, remark in zip(search.tried, remarks, strict=True):
+        assert remark.startswith(f"@decode: target {format_bytes(tried.target)}: ")
+    # 4608 B: only the plan peaking at 4096 B, too slow; 5376 B: 5120 B
+    assert re.fullmatch(
+        r"@decode: target 4\.61 KB: planned peak 4\.10 KB, slowdown \+16\.\d\d% "
+        r"\(\d+\.\d\d s\)",
+        remarks[0],
+    )
+    assert re.fullmatch(
+        r"@decode: target 5\.38 KB: planned peak 5\.12 KB, slowdown \+0\.05% "
+        r"\(\d+\.\d\d s\)",
+        remarks[1],
+    )
+    assert diagnostics[-1].message == (
+        "smallest target within 1.0% slowdown: 5.12 KB (unconstrained peak 6.14 KB)"
+    )
+
+
+def test_smallest_target_reports_through_the_diagnostics_channel(ctx: Context):
+    with collect_diagnostics() as diagnostics:
+        best = smallest_target(decode_loop(ctx), CAPACITY, 0.01)
+    assert best.result.peak_hbm_bytes == 5120
+    # nine trials (as bisected above) and the answer
+    assert len(trial_remarks(diagnostics)) == 9
+    assert diagnostics[-1].message.startswith("smallest target within 1.0% slowdown")
+
+
+def test_the_criterion_depends_on_the_plans_tried_not_on_the_target_tried(
+    ctx: Context,
+):
+    # After one trial at 5376 B (its plan peaks at 5120 B within 1%), every
+    # target from 5120 B up is met without being tried, none below; the
+    # trial at 4608 B (peak 4096 B, +16.8%) changes nothing.
+    search = TargetSearch(decode_loop(ctx), CAPACITY, 0.01)
+    assert not search.met(6144)  # nothing tried yet
+    with collect_diagnostics():
+        search.attempt(5376)
+        assert [search.met(t) for t in (5119, 5120, 5200, 6144)] == [
+            False,
+            True,
+            True,
+            True,
+        ]
+        search.attempt(4608)
+    assert [search.met(t) for t in (4096, 4608, 5119, 5120)] == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    best = search.best()
+    assert best is not None
+    assert best.target == 5376
+    assert best.result.peak_hbm_bytes == 5120
+
+
+def test_the_answer_is_the_plan_within_the_slowdown_with_the_lowest_peak(
+    ctx: Context,
+):
+    # The trial at the unconstrained peak moves nothing (6144 B, +0%); at
+    # 5376 B the plan peaks at 5120 B (+0.05%); at 4608 B at 4096 B but
+    # +16.8%: the answer is the 5120 B plan.
+    search = TargetSearch(decode_loop(ctx), CAPACITY, 0.01)
+    with collect_diagnostics():
+        for target in (6144, 5376, 4608):
+            search.attempt(target)
+    peaks = [t.trial.result.peak_hbm_bytes for t in search.tried if t.trial]
+    assert peaks == [6144, 5120, 4096]
+    best = search.best()
+    assert best is not None
+    assert (best.target, best.result.peak_hbm_bytes) == (5376, 5120)
+
+
+def test_a_target_below_one_op_is_tried_and_reported(ctx: Context):
+    # 2048 B is below the 3072 B %s0 = %q * %k0 needs: no plan.
+    search = TargetSearch(decode_loop(ctx), CAPACITY, 0.01)
+    with collect_diagnostics() as diagnostics:
+        assert search.attempt(2048) is None
+    assert search.tried[0].trial is None
+    assert re.fullmatch(
+        r"@decode: target 2\.05 KB: no plan meets it \(\d+\.\d\d s\)",
+        diagnostics[0].message,
+    )
+    assert search.best() is None
+
+
+def test_without_a_target_in_the_slowdown_it_plans_for_the_peak(ctx: Context):
+    # Without place_arguments every block is fetched before its use whatever
+    # the target, %k0 before the first op: every plan is +16.7% or more. The
+    # bisection only ever searches above: 4608, 5376, ..., 6138; then it
+    # plans for the unconstrained peak, 6144 B, and says so.
+    search = TargetSearch(decode_loop(ctx, place_arguments=False), CAPACITY, 0.01)
+    with collect_diagnostics() as diagnostics:
+        trial = search.run()
+    assert [t.target for t in search.tried] == [
+        *[4608, 5376, 5760, 5952, 6048],
+        *[6096, 6120, 6132, 6138, 6144],
+    ]
+    assert trial.target == 6144
+    assert slowdown(trial.result, search.reference) > 10 / 60.012
+    assert diagnostics[-1].severity == Severity.REMARK
+    assert diagnostics[-1].message == (
+        "no target within 1.0% slowdown: planned for 6.14 KB "
+        "(unconstrained peak 6.14 KB)"
+    )
+
+
+def test_without_a_target_in_the_slowdown_it_plans_for_the_capacity(ctx: Context):
+    # With a capacity of 4096 B every plan that fits must fetch %k0 before
+    # the first op (+16.8%): the search plans for the capacity.
+    search = TargetSearch(decode_loop(ctx), 4096, 0.01)
+    with collect_diagnostics() as diagnostics:
+        trial = search.run()
+    assert search.tried[-1].target == 4096
+    assert trial.target == 4096
+    assert trial.result.peak_hbm_bytes == 4096
+    assert diagnostics[-1].message == (
+        "no target within 1.0% slowdown: planned for 4.10 KB "
+        "(unconstrained peak 6.14 KB)"
+    )

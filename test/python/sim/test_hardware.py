@@ -1,0 +1,240 @@
+"""
+The hardware model: presets by name, a TOML file by path, the errors for an
+unknown name or a malformed file, the HBM capacity override, and link
+transfer times (latency + bytes / bandwidth, slowed by a busy other
+direction).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from hyperoffload.sim.hardware import (
+    Hardware,
+    HardwareError,
+    Link,
+    load_hardware,
+    preset_names,
+)
+from hyperoffload.support.tiers import Tier
+
+PRESETS = [
+    "a100-pcie4",
+    "ascend-910b",
+    "ascend-910c",
+    "gh200-c2c",
+    "h100-pcie5",
+    "h200-pcie5",
+]
+
+DEVICE = """
+description = "a test device"
+
+[device]
+hbm_capacity = "2GiB"
+hbm_bandwidth = "1.5TB/s"
+compute_efficiency = 0.5
+memory_efficiency = 0.8
+op_overhead = "2us"
+
+[device.peak_flops]
+bf16 = 4e12
+f32 = 1e12
+"""
+
+HOST = """
+[tiers.host]
+capacity = "1TB"
+bandwidth_to_device = "50GB/s"
+bandwidth_from_device = "25GB/s"
+latency = "5us"
+duplex_efficiency = 0.5
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "device.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_presets_the_readme_names_ship():
+    assert preset_names() == PRESETS
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_every_preset_loads(name: str):
+    hardware = load_hardware(name)
+    assert hardware.name == name
+    assert hardware.hbm_capacity > 0
+    assert hardware.links
+    assert hardware.offload_tier in hardware.links
+    for link in hardware.links.values():
+        assert link.transfer_time(0, True) == link.latency_s
+
+
+def test_a_preset_by_name():
+    # ascend-910c.toml: 64 GB of HBM at 1.6 TB/s; bf16 376 TFLOP/s; a remote
+    # pool at 33.6 GB/s each way and 10 us, and host memory.
+    hardware = load_hardware("ascend-910c")
+    assert hardware.hbm_capacity == 64 * 10**9
+    assert hardware.hbm_bandwidth == pytest.approx(1.6e12)
+    assert hardware.peak("bf16") == pytest.approx(376e12)
+    assert sorted(hardware.links) == ["host", "remote"]
+    assert hardware.offload_tier == "remote"
+    remote = hardware.link("remote")
+    assert remote.bandwidth_to_device == pytest.approx(33.6e9)
+    assert remote.latency_s == pytest.approx(10e-6)
+
+
+def test_a_gpu_preset_offloads_to_host_memory():
+    # h100-pcie5.toml has no remote pool: only [tiers.host]
+    hardware = load_hardware("h100-pcie5")
+    assert list(hardware.links) == ["host"]
+    assert hardware.offload_tier == "host"
+
+
+def test_a_file_by_path(tmp_path: Path):
+    # Units: 2 GiB = 2 x 2^30 B, 1.5 TB/s = 1.5e12 B/s, 2 us, 1 TB = 1e12 B.
+    # The file's stem names the device; attention efficiency defaults to the
+    # compute efficiency.
+    hardware = load_hardware(write(tmp_path, DEVICE + HOST, "my-device.toml"))
+    assert hardware.name == "my-device"
+    assert hardware.description == "a test device"
+    assert hardware.hbm_capacity == 2 * 2**30
+    assert hardware.hbm_bandwidth == pytest.approx(1.5e12)
+    assert hardware.peak_flops == {"bf16": 4e12, "f32": 1e12}
+    assert (hardware.compute_efficiency, hardware.memory_efficiency) == (0.5, 0.8)
+    assert hardware.attention_efficiency == 0.5
+    assert hardware.op_overhead_s == pytest.approx(2e-6)
+    assert list(hardware.links) == ["host"]
+    host = hardware.link("host")
+    assert (host.capacity, host.bandwidth_to_device, host.bandwidth_from_device) == (
+        10**12,
+        50e9,
+        25e9,
+    )
+    assert host.latency_s == pytest.approx(5e-6)
+    assert host.duplex_efficiency == 0.5
+    assert hardware.offload_tier == "host"
+
+
+def test_latency_and_duplex_default(tmp_path: Path):
+    tier = """
+[tiers.remote]
+capacity = "1GB"
+bandwidth_to_device = "1GB/s"
+bandwidth_from_device = "1GB/s"
+"""
+    link = load_hardware(write(tmp_path, DEVICE + tier)).link("remote")
+    assert (link.latency_s, link.duplex_efficiency) == (0.0, 1.0)
+
+
+def test_an_unknown_name_lists_the_presets():
+    expected = (
+        "unknown hardware 'tpu-v9'; presets: " + ", ".join(PRESETS) + " (or give "
+        "the path of a .toml file)"
+    )
+    with pytest.raises(HardwareError) as raised:
+        load_hardware("tpu-v9")
+    assert str(raised.value) == expected
+
+
+def test_a_missing_file_names_its_path(tmp_path: Path):
+    missing = tmp_path / "missing.toml"
+    with pytest.raises(HardwareError, match=r"missing\.toml: .*No such file"):
+        load_hardware(str(missing))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (DEVICE, r"no \[tiers\.\*\] table"),
+        (DEVICE + HOST.replace("tiers.host", "tiers.disk"), r"unknown tier 'disk'"),
+        (
+            DEVICE + HOST.replace("duplex_efficiency = 0.5", "duplex_efficiency = 1.5"),
+            r"duplex_efficiency = 1\.5: expected a fraction in \(0, 1\]",
+        ),
+        (
+            DEVICE.replace("f32 = 1e12", "f32 = 0") + HOST,
+            r"\[device\.peak_flops\] needs a positive FLOP/s",
+        ),
+        (
+            DEVICE.replace('"1.5TB/s"', '"1.5TB"') + HOST,
+            r"invalid rate '1\.5TB'",
+        ),
+        ("[device", r"device\.toml: "),
+    ],
+    ids=["no-tier", "unknown-tier", "fraction", "peak", "rate", "syntax"],
+)
+def test_a_malformed_file_is_a_located_error(tmp_path: Path, text: str, message: str):
+    path = write(tmp_path, text)
+    with pytest.raises(HardwareError, match=message) as raised:
+        load_hardware(path)
+    assert str(raised.value).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize(
+    ("capacity", "expected"),
+    [
+        ("32GB", 32 * 10**9),
+        ("512MiB", 512 * 2**20),
+        ("1.5 KB", 1500),
+        (4096, 4096),
+        # none: the preset's 64 GB
+        (None, 64 * 10**9),
+    ],
+)
+def test_the_hbm_capacity_override(capacity: str | int | None, expected: int):
+    hardware = load_hardware("ascend-910c", hbm_capacity=capacity)
+    assert hardware.hbm_capacity == expected
+    # nothing else changes
+    preset = load_hardware("ascend-910c")
+    assert hardware.links == preset.links
+    assert hardware.peak_flops == preset.peak_flops
+
+
+def test_a_malformed_capacity_is_an_error():
+    with pytest.raises(ValueError, match=r"invalid size 'lots'"):
+        load_hardware("ascend-910c", hbm_capacity="lots")
+
+
+LINK = Link(
+    tier=Tier.REMOTE,
+    capacity=10**12,
+    bandwidth_to_device=100e6,
+    bandwidth_from_device=50e6,
+    latency_s=10e-6,
+    duplex_efficiency=0.5,
+)
+
+
+def test_transfer_time_is_latency_plus_bytes_over_bandwidth():
+    # 1 MB: 10 us + 1e6 / 100e6 s = 10.01 ms in, 10 us + 1e6 / 50e6 s =
+    # 20.01 ms out; nothing to move still pays the latency.
+    assert LINK.transfer_time(10**6, to_device=True) == pytest.approx(10.01e-3)
+    assert LINK.transfer_time(10**6, to_device=False) == pytest.approx(20.01e-3)
+    assert LINK.transfer_time(0, to_device=True) == pytest.approx(10e-6)
+
+
+def test_a_busy_other_direction_slows_a_transfer_by_the_duplex_efficiency():
+    # Half of each direction's bandwidth: 50 MB/s in, 25 MB/s out.
+    assert LINK.transfer_time(10**6, True, duplex=True) == pytest.approx(20.01e-3)
+    assert LINK.transfer_time(10**6, False, duplex=True) == pytest.approx(40.01e-3)
+
+
+def test_an_unknown_tier_names_the_tiers_there_are():
+    hardware = load_hardware("ascend-910c")
+    with pytest.raises(
+        HardwareError,
+        match=r"hardware 'ascend-910c' has no 'ssd' tier \(it has: remote, host\)",
+    ):
+        hardware.link("ssd")
+
+
+def test_peak_falls_back_to_f32_then_to_the_slowest(tmp_path: Path):
+    hardware: Hardware = load_hardware(write(tmp_path, DEVICE + HOST))
+    assert hardware.peak("f16") == 1e12  # no f16 figure: the f32 one
+    no_f32 = DEVICE.replace("f32 = 1e12", "f8 = 16e12") + HOST
+    hardware = load_hardware(write(tmp_path, no_f32))
+    assert hardware.peak("f16") == 4e12  # no f32 either: the slowest (bf16)
