@@ -5,6 +5,7 @@
 // RUN: hyperoffload-opt %s -p 'hyperoffload-insert{hbm-capacity=5120}' | filecheck %s --check-prefix=RULE
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{place-arguments=true max-slowdown=0.01}' | filecheck %s --check-prefix=PIPE
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{place-arguments=true max-slowdown=0.01}' | hyperoffload-sim /dev/stdin --policy plan --hbm-capacity 5120 --json | filecheck %s --check-prefix=SIM
+// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{place-arguments=true max-slowdown=0.01}' 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{place-arguments=true hbm-capacity=4096}' | filecheck %s --check-prefix=VIEW
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{place-arguments=true hbm-capacity=4096}' | hyperoffload-sim /dev/stdin --function view --policy plan --hbm-capacity 4096 --json | filecheck %s --check-prefix=SIMVIEW
 
@@ -74,6 +75,11 @@
 // PIPE-NEXT:    hyperoffload.detach %k1_1
 // PIPE-NEXT:    %k2_1 = hyperoffload.prefetch %k2
 // PIPE-NEXT:    %t1 = arith.addf %s1, %s1
+
+// Each trial of the search is a remark on stderr, then the answer.
+// REMARK:     hyperoffload-pipeline: remark: @decode: target {{.*}}: planned peak {{.*}}, slowdown +{{.*}}% ({{.*}} s)
+// REMARK:     hyperoffload-pipeline: remark: smallest target within 1.0% slowdown: 5.12 KB (unconstrained peak 6.14 KB)
+// REMARK:     hyperoffload-pipeline: remark: smallest target within 1.0% slowdown: 5.12 KB (unconstrained peak 5.12 KB)
 
 // The simulator agrees with the planner: the planned step peaks at the
 // target, never reading a block that is not resident.

@@ -78,17 +78,9 @@ class PlanningLoop:
         return PlanningLoop(function, graph, hardware, options)
 
     def trial(self, target: int) -> Trial:
-        """
-        Plan for `target`; if optional offloads make the peak worse than the
-        program's own, plan only what the rules require. Raises `PlanError`
-        for a target no plan can meet.
-        """
+        """Plan for `target`; raises `PlanError` for a target no plan can meet."""
         options = replace(self.options.plan, target=target)
         plan = plan_offload(self.graph, self.hardware, options)
-        if plan.optional and plan.peak_after > plan.peak_before:
-            plan = plan_offload(
-                self.graph, self.hardware, replace(options, optional=False)
-            )
         distance = options.prefetch_distance
         if self.options.move is None:
             schedule = plan_schedule(self.graph, plan, self.hardware, distance)

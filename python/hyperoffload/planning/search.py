@@ -85,8 +85,10 @@ class TargetSearch:
         outcome = "no plan meets it"
         if tried.trial is not None:
             result = tried.trial.result
+            missed = result.peak_hbm_bytes > tried.target
             outcome = (
-                f"planned peak {format_bytes(result.peak_hbm_bytes)}, "
+                f"planned peak {format_bytes(result.peak_hbm_bytes)}"
+                f"{' (target missed)' if missed else ''}, "
                 f"slowdown {slowdown(result, self.reference):+.2%}"
             )
         emit(
@@ -109,6 +111,9 @@ class TargetSearch:
                 high = middle
             else:  # infeasible or too slow: search above
                 low = middle
+        at_high = [t.trial for t in self.tried if t.target == high and t.trial]
+        if self.best() is None and not at_high:
+            at_high = [self.attempt(high)]
         best = self.best()
         if best is not None:
             emit(
@@ -119,8 +124,7 @@ class TargetSearch:
                 f"{format_bytes(reference.peak_hbm_bytes)})",
             )
             return best
-        at_high = [t.trial for t in self.tried if t.target == high and t.trial]
-        best = at_high[0] if at_high else self.attempt(high)
+        best = at_high[0] if at_high else None
         if best is None:
             raise PlanError(
                 f"@{self.loop.function.sym_name.data}: no plan meets "

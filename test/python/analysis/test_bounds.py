@@ -126,3 +126,18 @@ def test_the_bound_is_at_least_the_largest_working_set(ctx: Context):
     }}"""
     peak, lower = bound(ctx, text, hardware(1e12))
     assert lower == peak == 3 * KB
+
+
+def test_an_unused_argument_living_outside_hbm_is_not_resident(ctx: Context):
+    # %u is tagged `remote` and read by nothing: it needs no HBM. With
+    # tensor<1024xf32> (4 KiB each), op 1 reads a and writes b while x (an
+    # untagged argument, the caller's) stays in HBM: 3 x 4096 = 12288 B,
+    # and nothing else is live then.
+    t = "tensor<1024xf32>"
+    text = f"""func.func @f(%x: {t}, %u: {t} {{hyperoffload.tier = #hyperoffload.tier<remote>}}) -> {t} {{
+      %a = arith.mulf %x, %x : {t}
+      %b = arith.mulf %a, %a : {t}
+      func.return %b : {t}
+    }}"""
+    _, lower = bound(ctx, text, hardware(1e9))
+    assert lower == 12288

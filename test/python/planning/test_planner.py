@@ -217,3 +217,21 @@ def test_a_result_tagged_with_a_tier_is_written_back(ctx: Context):
     assert (result.peak_before, result.peak_after) == (4 * U, 3 * U)
     assert result.met
     assert not result.optional
+
+
+def test_an_unused_tagged_argument_is_left_in_its_tier(ctx: Context):
+    # %u lives in the remote pool and nothing reads it: it stays there (no
+    # fetch, no gap) and is not resident. While each op runs:
+    #   op 0 x a    2U     op 1 x a b  3U     return x b  2U
+    # The peak is 3U = 12288 B (with %u in HBM it would be 4U).
+    text = f"""func.func @f(%x: {T}, %u: {T} {REMOTE}) -> {T} {{
+      %a = arith.mulf %x, %x : {T}
+      %b = arith.mulf %a, %a : {T}
+      func.return %b : {T}
+    }}"""
+    result = plan(ctx, text, PlanOptions(target=10**9, place_arguments=False))
+    assert planned(result) == {"%u": []}
+    (value,) = result.values
+    assert value.initially_out
+    assert not value.stored
+    assert result.peak_after == 3 * U == 12288

@@ -11,19 +11,22 @@ the largest single-op working set is 3072 B (%s0 = %q * %k0).
 """
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.func import FuncOp
 
+from hyperoffload.analysis.extract import main_function
 from hyperoffload.ir.diagnostics import Diagnostic, Severity, collect_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.planning.search import TargetSearch, slowdown, smallest_target
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.hardware import Link, load_hardware
+from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes
 
 US = 1e-6
@@ -223,4 +226,55 @@ def test_without_a_target_in_the_slowdown_it_plans_for_the_capacity(ctx: Context
     assert diagnostics[-1].message == (
         "no target within 1.0% slowdown: planned for 4.10 KB "
         "(unconstrained peak 6.14 KB)"
+    )
+
+
+# On round figures (test/inputs/round.toml with a 1 GB/s link: 1 KiB moves
+# in 1.024 us): %h is idle over ops 2-5. Op times (us): 2.048, 3.072, 2.048,
+# 2.048, 3.072, 2.048, 3.072: 17.408 in all. Live bytes peak at 5 KiB (op 4:
+# x h c b d); with %h out over its gap, 4 KiB.
+ACTIVATION = """func.func @f(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %h = arith.mulf %x, %x : tensor<256xf32>
+  %a = arith.addf %h, %x : tensor<256xf32>
+  %b = arith.mulf %a, %a : tensor<256xf32>
+  %c = arith.mulf %b, %b : tensor<256xf32>
+  %d = arith.addf %c, %b : tensor<256xf32>
+  %e = arith.mulf %d, %d : tensor<256xf32>
+  %g = arith.addf %e, %h : tensor<256xf32>
+  func.return %g : tensor<256xf32>
+}"""
+
+
+def test_the_unconstrained_peak_is_the_answer_when_only_it_is_within(
+    ctx: Context,
+):
+    # Fetched right before its use (distance 0, no move-window), %h's 1.024
+    # us fetch is exposed: +5.88% for any target below 5 KiB (every trial
+    # offloads it and peaks at 4 KiB). The trial at the unconstrained peak
+    # (5120 B) moves nothing, +0%: it is the answer, and reported as such.
+    round_figures = load_hardware(
+        str(Path(__file__).resolve().parents[2] / "inputs" / "round.toml")
+    )
+    link = Link(Tier.REMOTE, 10**9, 1e9, 1e9, 0.0)
+    hardware = replace(round_figures, links={Tier.REMOTE: link})
+    function = main_function(parse_mlir(ctx, ACTIVATION, "t.mlir"))
+    options = LoopOptions(PlanOptions(target=0, prefetch_distance=0))
+    loop = PlanningLoop.for_function(function, hardware, options)
+    search = TargetSearch(loop, 10**6, 0.01)
+    with collect_diagnostics() as diagnostics:
+        best = search.run()
+    assert search.reference.makespan_s == pytest.approx(17.408 * US)
+    slow = [t.trial for t in search.tried[:-1]]
+    assert all(t is not None and t.result.peak_hbm_bytes == 4096 for t in slow)
+    assert all(
+        t is not None
+        and slowdown(t.result, search.reference) == pytest.approx(1.024 / 17.408)
+        for t in slow
+    )
+    assert search.tried[-1].target == 5120
+    assert (best.target, best.result.peak_hbm_bytes) == (5120, 5120)
+    assert best.plan.values == []
+    assert slowdown(best.result, search.reference) == 0.0
+    assert diagnostics[-1].message == (
+        "smallest target within 1.0% slowdown: 5.12 KB (unconstrained peak 5.12 KB)"
     )
