@@ -24,13 +24,13 @@ TENSOR = "tensor<64x64xf32>"
 
 _MEASURE = """
 import json, resource, sys, time
-from hyperoffload.api import _context
+from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.pipeline import PipelinePass
 start = time.perf_counter()
-module = parse_mlir(_context(), open(sys.argv[1]).read(), sys.argv[1])
+module = parse_mlir(make_context(), open(sys.argv[1]).read(), sys.argv[1])
 parsed = time.perf_counter()
-PipelinePass(hardware="ascend-910c", hbm_capacity=sys.argv[2]).apply(_context(), module)
+PipelinePass(hardware="ascend-910c", hbm_capacity=sys.argv[2]).apply(make_context(), module)
 done = time.perf_counter()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"parse_s": parsed - start, "pipeline_s": done - parsed, "peak_rss": rss}))

@@ -24,11 +24,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from hyperoffload.ir.diagnostics import verify_module
+from hyperoffload.ir.diagnostics import verify_offload
 from hyperoffload.passes.insert import planning_loops, warn_if_unmet
 from hyperoffload.passes.move_window import move_window
 from hyperoffload.passes.options import InsertOptions, MoveWindowOptions
-from hyperoffload.planning.loop import LoopOptions
+from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.planning.search import smallest_target
 
@@ -49,7 +49,9 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
             lazy_detach=self.detach == "lazy",
         )
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def plan(self, op: ModuleOp) -> list[tuple[PlanningLoop, Trial]]:
+        """Plan every function of `op` in place; each loop with the trial written."""
+        planned: list[tuple[PlanningLoop, Trial]] = []
         try:
             hardware = self.load_hardware()
             capacity = hardware.hbm_capacity
@@ -59,11 +61,17 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
                     trial = loop.trial(capacity)
                 else:
                     trial = smallest_target(loop, capacity, self.max_slowdown)
-                written_by_hand = loop.graph.has_offload_ops
                 loop.write(trial)
-                if written_by_hand:  # the graph does not see them: move all on the IR
+                if (
+                    loop.graph.has_offload_ops
+                ):  # unseen by the graph: move all on the IR
                     move_window(loop.function, hardware, self.move_options())
                 warn_if_unmet(self.name, loop, trial)
+                planned.append((loop, trial))
         except (PlanError, ValueError) as err:
             raise PassFailedException(str(err)) from None
-        verify_module(op)
+        verify_offload(op)
+        return planned
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.plan(op)

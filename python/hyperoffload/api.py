@@ -45,6 +45,7 @@ from hyperoffload.ir.upstream import UnwritableChange, write_back
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.policies import PolicyOptions, run_policy
 from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.simulator import simulate
 
 _T = TypeVar("_T")
 
@@ -99,11 +100,19 @@ def plan_module(
 ) -> CompileReport:
     """Run `hyperoffload-pipeline` on an xDSL module in place and report."""
     model = load_hardware(hardware, hbm_capacity)
-    stripped = _stripped_schedule(module, model)
-    before = run_policy("none", stripped, stripped, model, None, PolicyOptions(), False)
-    _pipeline(hardware, hbm_capacity, **options).apply(make_context(), module)
-    planned = extract_schedule(main_function(module), CostModel(model))
-    after = run_policy("plan", planned, stripped, model, None, PolicyOptions(), False)
+    function = main_function(module)
+    planned = dict(_pipeline(hardware, hbm_capacity, **options).plan(module))
+    loop = next(loop for loop in planned if loop.function is function)
+    if loop.graph.has_offload_ops:  # moved again on the IR: simulate what it became
+        stripped = _stripped_schedule(module, model)
+        before = run_policy(
+            "none", stripped, stripped, model, None, PolicyOptions(), False
+        )
+        schedule = extract_schedule(function, CostModel(model))
+        after = simulate(schedule, model, None, record=False)
+    else:  # the graph describes the program before, the trial the one written
+        before = simulate(loop.graph.schedule, model, None, record=False)
+        after = planned[loop].result
     return CompileReport(
         model.name,
         model.hbm_capacity,

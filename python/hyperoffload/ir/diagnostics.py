@@ -31,9 +31,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
+from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.dialects.residency import verify_residency
 
 
@@ -129,10 +131,26 @@ def verify_module(module: ModuleOp) -> None:
     """
     verify_residency(module, error_at)
     for op in module.walk():
-        try:
-            op.verify(verify_nested_ops=False)
-        except VerifyException as err:
-            raise error_at(op, f"'{op.name}': {_first_line(err)}") from None
+        _verify_op(op)
+
+
+def verify_offload(module: ModuleOp) -> None:
+    """
+    What a pass that only adds, moves or retypes offload ops must check: the
+    residency invariants, the offload ops and the function signatures (the
+    other ops are unchanged and were verified when read).
+    """
+    verify_residency(module, error_at)
+    for op in module.walk():
+        if isinstance(op, FuncOp | PrefetchOp | StoreOp | DetachOp):
+            _verify_op(op)
+
+
+def _verify_op(op: Operation) -> None:
+    try:
+        op.verify(verify_nested_ops=False)
+    except VerifyException as err:
+        raise error_at(op, f"'{op.name}': {_first_line(err)}") from None
 
 
 def _first_line(err: Exception) -> str:
