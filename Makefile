@@ -48,7 +48,7 @@ irdl: $(STAMP)
 
 ## Interpreter throughput, the calibration table (docs/calibration.md), then
 ## the default suite: ours against every peer and the seeds' figures
-## (docs/benchmarks.md; about 15 minutes on 2 cores).
+## (docs/benchmarks.md; about 12-15 minutes on 2 cores).
 bench: $(STAMP)
 	$(BIN)/python bench/sim_throughput.py
 	$(BIN)/python bench/calibration.py

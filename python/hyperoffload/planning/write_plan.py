@@ -7,15 +7,15 @@ before the op its plan names (`ValuePlan.fetch_op`), and the uses after each
 gap rewired to that gap's prefetch. A tagged argument left in its tier
 becomes a remote argument; one the plan keeps in HBM is tagged `hbm`.
 
+A plan that parks `%h` over its gap between ops 1 and 4 writes
 ```mlir
-func.func @f(%w: tensor<64x64xf32> {hyperoffload.tier = #hyperoffload.tier<remote>}, ...)
-```
-becomes
-```mlir
-func.func @f(%w: !hyperoffload.remote<tensor<64x64xf32>> {hyperoffload.tier = #hyperoffload.tier<remote>}, ...) {
-  %w_1 = hyperoffload.prefetch %w : !hyperoffload.remote<tensor<64x64xf32>> -> tensor<64x64xf32>
-  %y = linalg.matmul ins(%x, %w_1 : ...) ...
-  hyperoffload.detach %w_1 : tensor<64x64xf32>
+%h = arith.mulf %x, %x : tensor<256xf32>
+%h_remote = hyperoffload.store %h : tensor<256xf32> -> !hyperoffload.remote<tensor<256xf32>>
+%a = arith.addf %h, %x : tensor<256xf32>
+hyperoffload.detach %h : tensor<256xf32>
+...
+%h_1 = hyperoffload.prefetch %h_remote : !hyperoffload.remote<tensor<256xf32>> -> tensor<256xf32>
+%r = arith.mulf %a, %h_1 : tensor<256xf32>
 ```
 """
 
