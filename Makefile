@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lit pytest lint irdl bench clean
+.PHONY: run test lit pytest lint irdl bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,torch]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,torch,milp]'
 	touch $(STAMP)
 
 ## Parse, verify and print the default example (a two-layer MLP that offloads),
@@ -53,6 +53,29 @@ bench: $(STAMP)
 	$(BIN)/python bench/sim_throughput.py
 	$(BIN)/python bench/calibration.py
 	$(BIN)/hyperoffload-bench --suite default -o docs/benchmarks
+
+## Fuzzing (not part of `make test`; CI runs a seeded sample in
+## test/python/fuzz): 10,000 mutation cases of the inputs of hyperoffload-opt
+## and hyperoffload-sim (IR, schedule JSON, hardware TOML), then 1,000 random
+## DAGs and transformer-like programs per planning configuration checked bit
+## for bit against the unplanned program and for the residency invariants
+## (250 through the MLIR ExecutionEngine, a JIT per program). Prints the counts
+## by outcome; reproducers go to build/fuzz (docs/fuzzing.md). About 25 minutes
+## on 2 cores; FUZZ_SEED, FUZZ_JOBS, FUZZ_CASES, FUZZ_PROGRAMS override.
+FUZZ_SEED ?= 1
+FUZZ_JOBS ?= 2
+FUZZ_CASES ?= 10000
+FUZZ_PROGRAMS ?= 1000
+FUZZ_LOWERING ?= 250
+fuzz: $(STAMP)
+	status=0; \
+	$(BIN)/python -m fuzz.run --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
+		--jobs $(FUZZ_JOBS) --out build/fuzz -q || status=1; \
+	$(BIN)/python -m fuzz.differential --cases $(FUZZ_PROGRAMS) \
+		--lowering-cases $(FUZZ_LOWERING) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS) \
+		--out build/fuzz -q || status=1; \
+	$(BIN)/python bench/upstream_corpus.py || status=1; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) build *.egg-info python/*.egg-info .pytest_cache .ruff_cache

@@ -37,6 +37,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
     TierAttr,
 )
+from hyperoffload.dialects.provenance import written_as
 
 ErrorFactory = Callable[[Operation, str], Exception]
 """Builds the exception to raise for a violation at an op."""
@@ -49,7 +50,7 @@ def _may_take_remote(op: Operation) -> bool:
     forward values).
     """
     return isinstance(op, PrefetchOp | StoreOp | DetachOp | CallOp) or op.has_trait(
-        IsTerminator
+        IsTerminator, value_if_unregistered=False
     )
 
 
@@ -73,7 +74,7 @@ def _check_compute_reads(op: Operation, error: ErrorFactory) -> None:
         if isinstance(operand.type, RemoteType):
             raise error(
                 op,
-                f"'{op.name}' reads {describe(operand)}, a remote copy "
+                f"{written_as(op)} reads {describe(operand)}, a remote copy "
                 f"({operand.type}); compute reads only device-resident tensors, "
                 "prefetch it first",
             )
@@ -135,7 +136,7 @@ def _check_detaches(block: Block, error: ErrorFactory) -> None:
             raise error(
                 detach,
                 f"detach of live data that no store has persisted: "
-                f"{describe(value)} is still used by '{user.name}' after it",
+                f"{describe(value)} is still used by {written_as(user)} after it",
             )
 
 

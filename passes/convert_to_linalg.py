@@ -25,6 +25,10 @@ memref.dma_wait %tag[%c0], %c4 : memref<1xi32>
 %z = arith.mulf %y, %d : tensor<4xf32>
 memref.dealloc %d_buf : memref<4xf32>
 ```
+A program that recurses through `func.call` is rejected with a located
+diagnostic, as the planner rejects it (run natively, by `hyperoffload-check`,
+recursion with no way out would not end).
+
 Upstream lowers neither `dma_start` to LLVM nor a program with explicit
 frees through `buffer-deallocation-pipeline`: to execute, use
 `{dma=false dealloc=false}` (one `memref.copy` per transfer, frees left to
@@ -52,13 +56,14 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import PassFailedException
 
+from hyperoffload.analysis.cost import reject_recursion
 from hyperoffload.dialects.hyperoffload import (
     DetachOp,
     PrefetchOp,
@@ -192,6 +197,8 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
         Rewriter.replace_op(store, [src, *dst, *start], [handle])
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for call in [o for o in op.walk() if isinstance(o, CallOp)]:
+            reject_recursion(call)  # as the planner does: it would never end
         buffers: dict[SSAValue, SSAValue] = {}
         for child in [o for o in op.walk() if isinstance(o, PrefetchOp | StoreOp)]:
             if isinstance(child, PrefetchOp):

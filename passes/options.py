@@ -44,8 +44,20 @@ class InsertOptions(HardwareOptions):
     """Detach after the use before a gap, or right before the fetch."""
     place_arguments: bool = False
     """Decide where tagged arguments live: in their tier, or in HBM all call."""
+    recompute: Literal["none", "selective", "auto"] = "none"
+    """Compute a value again where its transfer would be exposed (see the planner)."""
+    solver: Literal["heuristic", "milp"] = "heuristic"
+    """`milp`: the exact reference, a MILP solved with HiGHS (small programs)."""
+    milp_time_limit: int | float = 10.0
+    """Seconds the MILP may take per plan; it reports the MIP gap it reached."""
+    milp_max_steps: int = 400
+    """Functions with more compute steps (kernels) are refused by `solver=milp`."""
 
     def plan_options(self, target: int) -> PlanOptions:
+        if self.prefetch_distance < 0:
+            raise ValueError(
+                f"prefetch-distance must be 0 or more, not {self.prefetch_distance}"
+            )
         return PlanOptions(
             target=target,
             min_bytes=parse_size(self.min_bytes),
@@ -53,17 +65,26 @@ class InsertOptions(HardwareOptions):
             categories=self.categories,
             prefetch_distance=self.prefetch_distance,
             place_arguments=self.place_arguments,
+            recompute=self.recompute,
+            solver=self.solver,
+            milp_time_limit_s=float(self.milp_time_limit),
+            milp_max_steps=self.milp_max_steps,
         )
 
 
 @dataclass(frozen=True)
 class MoveWindowOptions(HardwareOptions):
-    alpha: float = 1.0
+    alpha: int | float = 1.0
     """Weight of exposed transfer time (0: every prefetch right before its user)."""
-    beta: float = 1.0
+    beta: int | float = 1.0
     """Weight of peak memory (0: every prefetch as early as its window allows)."""
     max_inflight: int = 8
     """Prefetches in flight at once."""
 
     def move_options(self) -> MoveOptions:
-        return MoveOptions(self.alpha, self.beta, self.max_inflight)
+        if min(self.alpha, self.beta) < 0 or self.max_inflight < 1:
+            raise ValueError(
+                "alpha and beta must be 0 or more and max-inflight 1 or more "
+                f"(got {self.alpha}, {self.beta}, {self.max_inflight})"
+            )
+        return MoveOptions(float(self.alpha), float(self.beta), self.max_inflight)

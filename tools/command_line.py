@@ -41,12 +41,20 @@ def report_error(tool: str, err: BaseException) -> int:
         )
         return 1
     if isinstance(err, DiagnosticException):
-        print(str(err).rstrip(), file=sys.stderr)
+        # A pass that failed on a malformed option or hardware file says
+        # what is wrong but not where: it is the tool's error then.
+        message = str(err).rstrip()
+        if "error:" not in message:
+            message = format_diagnostic(tool, Severity.ERROR, message)
+        print(message, file=sys.stderr)
         return 1
     if isinstance(err, OSError | ValueError):
         located = ": error: " in str(err)  # already `file:line:col: error: ...`
+        where = getattr(err, "where", None)  # the place a bare message is about
+        if not isinstance(where, str) or where == "<unknown>":
+            where = tool
         message = (
-            str(err) if located else format_diagnostic(tool, Severity.ERROR, str(err))
+            str(err) if located else format_diagnostic(where, Severity.ERROR, str(err))
         )
         print(message, file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperoffload.ir.context import make_context
-from hyperoffload.ir.diagnostics import Severity, emit
+from hyperoffload.ir.diagnostics import Severity, emit, verify_module
 from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
 from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_policy
 from hyperoffload.sim.report import format_table, report_dict
@@ -135,6 +135,7 @@ def _load(
     start = time.perf_counter()
     ctx = make_context()
     module = parse_mlir(ctx, text, str(options.input))
+    verify_module(module)  # what the schedule is extracted from must be valid IR
     _progress(f"parsed {options.input} in {time.perf_counter() - start:.2f} s")
     planned, stripped, unknown = program_schedules(module, hardware, options.function)
     if unknown:

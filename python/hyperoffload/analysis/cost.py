@@ -30,13 +30,16 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     TensorType,
+    VectorType,
 )
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
+from xdsl.traits import SymbolTable
 
 from hyperoffload.dialects.hyperoffload import RemoteType
+from hyperoffload.dialects.provenance import written_as
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.sim.hardware import Hardware
 
@@ -72,6 +75,9 @@ def element_bytes(element_type: Attribute) -> int:
         return max(1, (width + 7) // 8)
     if isinstance(element_type, IndexType):
         return 8
+    if isinstance(element_type, VectorType):  # a vector element: all of its lanes
+        vector = cast(VectorType[Attribute], element_type)
+        return prod(vector.get_shape()) * element_bytes(vector.element_type)
     raise CostModelError(f"the element type {element_type} has no size the model knows")
 
 
@@ -108,7 +114,7 @@ def tensor_bytes(value: SSAValue, op: Operation) -> int:
     if known is not None:
         return known
     shape = value_type.get_shape()
-    where = diagnostic_at(op, f"cannot size {value_type} of '{op.name}'")
+    where = diagnostic_at(op, f"cannot size {value_type} of {written_as(op)}")
     if any(dim < 0 for dim in shape):
         raise CostModelError(
             f"{where}: dynamic shapes are not supported (export with static shapes)"
@@ -117,7 +123,12 @@ def tensor_bytes(value: SSAValue, op: Operation) -> int:
         element = element_bytes(value_type.element_type)
     except CostModelError as err:
         raise CostModelError(f"{where}: {err} (not supported)") from None
-    _SIZES[value_type] = size = prod(shape) * element
+    size = prod(shape) * element
+    if size >= 1 << 63:
+        raise CostModelError(
+            f"{where}: its size, {size} B, overflows 64 bits (not supported)"
+        )
+    _SIZES[value_type] = size
     return size
 
 
@@ -281,6 +292,8 @@ class CostModel:
             return OpWork(0.0, "f32", False, (op.source,), (op.source,))
         if op.dialect_name() == "tensor":
             return OpWork(0.0, "f32", False, tuple(operands), results)
+        if isinstance(op, func.CallOp):
+            reject_recursion(op)
         self.unknown_ops.add(op.name)
         return OpWork(0.0, "f32", False, tuple(operands), results, known=False)
 
@@ -319,6 +332,45 @@ class CostModel:
         memory = nbytes / (hw.hbm_bandwidth * hw.memory_efficiency)
         known = all(work.known for work in members)
         return OpCost(flops, nbytes, max(compute, memory) + hw.op_overhead_s, known)
+
+
+def reject_recursion(call: func.CallOp) -> None:
+    """A located error if the callee of `call` reaches a function on its own path."""
+    caller = call.parent_op()
+    while caller is not None and not isinstance(caller, func.FuncOp):
+        caller = caller.parent_op()
+    acyclic: set[func.FuncOp] = set()
+
+    def cycle(function: func.FuncOp, path: list[str]) -> list[str] | None:
+        name = function.sym_name.data
+        if name in path:
+            return [*path[path.index(name) :], name]
+        if function in acyclic:
+            return None
+        for inner in function.walk():
+            if isinstance(inner, func.CallOp):
+                callee = SymbolTable.lookup_symbol(inner, inner.callee)
+                if isinstance(callee, func.FuncOp) and not callee.is_declaration:
+                    found = cycle(callee, [*path, name])
+                    if found is not None:
+                        return found
+        acyclic.add(function)
+        return None
+
+    callee = SymbolTable.lookup_symbol(call, call.callee)
+    if not isinstance(callee, func.FuncOp) or callee.is_declaration:
+        return
+    start = [] if caller is None else [caller.sym_name.data]
+    found = cycle(callee, start)
+    if found is not None:
+        chain = " -> ".join(f"@{name}" for name in found)
+        raise CostModelError(
+            diagnostic_at(
+                call,
+                f"'func.call' recurses ({chain}): recursion through func.call "
+                "is not supported (the cost model needs a finite call tree)",
+            )
+        )
 
 
 def producer(value: SSAValue) -> Operation | None:

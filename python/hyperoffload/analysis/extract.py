@@ -45,6 +45,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
     TierAttr,
 )
+from hyperoffload.dialects.provenance import generalised_from, written_as
 from hyperoffload.dialects.residency import describe
 from hyperoffload.ir.diagnostics import diagnostic_at, location_of
 from hyperoffload.sim.hardware import Hardware
@@ -64,6 +65,11 @@ from hyperoffload.support.tiers import Tier
 class ExtractionError(ValueError):
     """A program the schedule extractor cannot represent."""
 
+    def __init__(self, message: str, where: str | None = None):
+        super().__init__(message)
+        self.where = where
+        """Where in the input (`file:line:col`), when `message` does not say."""
+
 
 def main_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
     """The named function, or the first public function with a body."""
@@ -76,7 +82,8 @@ def main_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
             if name is not None and op.sym_name.data == name:
                 return op
     raise ExtractionError(
-        f"no function @{name}" if name else "no public function with a body"
+        f"no function @{name}" if name else "no public function with a body",
+        location_of(module),
     )
 
 
@@ -173,7 +180,7 @@ class _Extractor:
         if op in self.fusion.absorbed:
             return  # runs inside the kernel of a later op; no buffer of its own
         if isinstance(op, PrefetchOp):
-            source = self.buffer_of[op.source]
+            source = self._buffer_read_by(op, op.source)
             dest = self.new_buffer(
                 op.result, tensor_bytes(op.result, op), Tier.HBM, "prefetched"
             )
@@ -182,7 +189,7 @@ class _Extractor:
             return
         if isinstance(op, StoreOp):
             assert isinstance(op.handle.type, RemoteType)
-            source = self.buffer_of[op.value]
+            source = self._buffer_read_by(op, op.value)
             self._read(source)
             dest = self.new_buffer(
                 op.handle, tensor_bytes(op.handle, op), op.handle.type.tier, "copy"
@@ -190,7 +197,7 @@ class _Extractor:
             self._transfer(source, dest, op.handle.type.tier, to_device=False)
             return
         if isinstance(op, DetachOp):
-            buffer = self.buffer_of[op.value]
+            buffer = self._buffer_read_by(op, op.value)
             self.detached.add(buffer)
             self.steps.append(Free(buffer))
             return
@@ -224,6 +231,19 @@ class _Extractor:
             return
         self._compute(index, op)
 
+    def _buffer_read_by(self, op: Operation, value: SSAValue) -> int:
+        """The buffer of `value`, which `op` reads; an error if it has none yet."""
+        buffer = self.buffer_of.get(value)
+        if buffer is None:
+            raise ExtractionError(
+                diagnostic_at(
+                    op,
+                    f"{written_as(op)} reads {describe(value)}, which has no buffer "
+                    "at this point (is it used before it is defined?)",
+                )
+            )
+        return buffer
+
     def _transfer(self, source: int, dest: int, link: Tier, to_device: bool) -> None:
         nbytes = self.buffers[source].bytes
         self.steps.append(
@@ -245,7 +265,7 @@ class _Extractor:
                 raise ExtractionError(
                     diagnostic_at(
                         op,
-                        f"'{op.name}' reads the remote copy {describe(operand)}",
+                        f"{written_as(op)} reads the remote copy {describe(operand)}",
                     )
                 )
             if buffer in self.unallocated:
@@ -274,7 +294,7 @@ class _Extractor:
         self.computes += 1
         self.steps.append(
             Compute(
-                op.name,
+                generalised_from(op) or op.name,  # the op as the input wrote it
                 location_of(op),
                 cost.time_s,
                 cost.flops,

@@ -222,23 +222,31 @@ class ProgramGraph:
 
 
 def memory_timeline(
-    schedule: Schedule, compute_of_op: dict[int, int], num_ops: int
+    schedule: Schedule,
+    compute_of_op: dict[int, int],
+    num_ops: int,
+    program: Schedule | None = None,
 ) -> list[int]:
     """
     Live HBM bytes at each op, replaying the schedule in order (no timing): for
     an op with a compute step, while it runs (inputs and outputs allocated);
-    for any other op, after the compute step before it.
+    for any other op, after the compute step before it. With `program` (the
+    schedule `schedule` was edited from), only its compute steps stand for
+    ops; added ones (recomputations) count towards the bytes live.
     """
     sizes = [b.bytes for b in schedule.buffers]
     live = sum(b.bytes for b in schedule.buffers if b.initial and b.tier == Tier.HBM)
+    ops_steps = None if program is None else {id(s) for s in program.steps}
     after_step: list[int] = []
     peak_in_step: list[int] = []
     for step in schedule.steps:
         if isinstance(step, Compute):
             live += sum(sizes[b] for b in step.allocs)
-            peak_in_step.append(live)
+            if ops_steps is None or id(step) in ops_steps:
+                peak_in_step.append(live)
             live -= sum(sizes[b] for b in step.frees)
-            after_step.append(live)
+            if ops_steps is None or id(step) in ops_steps:
+                after_step.append(live)
         elif isinstance(step, Transfer) and step.to_device:
             live += sizes[step.dest]
         elif isinstance(step, Free):

@@ -1,6 +1,6 @@
 """
 One `Context` that reads everything HyperOffload reads: every dialect xDSL
-knows (with the `linalg` round-trip fix) plus `hyperoffload`.
+knows (with the `linalg` and `tensor` fixes of `xdsl_fixes`) plus `hyperoffload`.
 
 ```python
 from hyperoffload.ir.context import make_context
@@ -17,13 +17,14 @@ from xdsl.ir import Dialect
 from xdsl.universe import Universe
 
 from hyperoffload.dialects.hyperoffload import Hyperoffload
-from hyperoffload.ir.xdsl_fixes import linalg_round_trip
+from hyperoffload.ir.xdsl_fixes import linalg_round_trip, tensor_round_trip
 
 
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
-    """Every dialect by name, lazily: xDSL's multiverse, our linalg fix, ours."""
+    """Every dialect by name, lazily: xDSL's multiverse, our linalg and tensor fixes, ours."""
     dialects = dict(Universe.get_multiverse().all_dialects)
     dialects["linalg"] = linalg_round_trip
+    dialects["tensor"] = tensor_round_trip
     dialects.setdefault(Hyperoffload.name, lambda: Hyperoffload)  # if not installed
     return dialects
 

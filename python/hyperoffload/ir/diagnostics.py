@@ -32,11 +32,12 @@ from enum import StrEnum
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
-from hyperoffload.dialects.residency import verify_residency
+from hyperoffload.dialects.provenance import written_as
+from hyperoffload.dialects.residency import describe, verify_residency
 
 
 class Severity(StrEnum):
@@ -132,6 +133,37 @@ def verify_module(module: ModuleOp) -> None:
     verify_residency(module, error_at)
     for op in module.walk():
         _verify_op(op)
+    _check_definitions_first(module.body.block, set())
+
+
+def _check_definitions_first(block: Block, visible: set[SSAValue]) -> None:
+    """
+    Each operand is defined before its use: in this block, or in an enclosing
+    one before the op holding this block (xDSL does not check dominance).
+    """
+    local: list[SSAValue] = [*block.args]
+    visible.update(local)
+    for op in block.ops:
+        for operand in op.operands:
+            if operand not in visible:
+                raise error_at(
+                    op,
+                    f"'{op.name}' uses {describe(operand)} before its definition",
+                )
+        for region in op.regions:
+            # across the blocks of a CFG region order is the branches', not
+            # the text's: there, any value of the region counts as defined
+            shared: list[SSAValue] = []
+            if len(region.blocks) > 1:
+                for inner in region.blocks:
+                    shared += [*inner.args, *(r for o in inner.ops for r in o.results)]
+            for inner in region.blocks:
+                visible.update(shared)
+                _check_definitions_first(inner, visible)
+            visible.difference_update(shared)
+        visible.update(op.results)
+        local.extend(op.results)
+    visible.difference_update(local)
 
 
 def verify_offload(module: ModuleOp) -> None:
@@ -150,7 +182,7 @@ def _verify_op(op: Operation) -> None:
     try:
         op.verify(verify_nested_ops=False)
     except VerifyException as err:
-        raise error_at(op, f"'{op.name}': {_first_line(err)}") from None
+        raise error_at(op, f"{written_as(op)}: {_first_line(err)}") from None
 
 
 def _first_line(err: Exception) -> str:

@@ -1,6 +1,11 @@
 """
 Reading MLIR text: xDSL first, upstream MLIR where xDSL lacks an op or a
-syntax. Every op remembers the `file:line:col` it was parsed from.
+syntax. Every op remembers the `file:line:col` it was parsed from (the
+module: where the text starts). Text upstream reads is read in generic form:
+its named linalg ops generalised (each `linalg.generic` remembers the op the
+input wrote, `hyperoffload.dialects.provenance`), the ops upstream registers
+and xDSL does not read as `UpstreamOnlyOp`s (`hyperoffload.ir.xdsl_fixes`),
+an op neither registers an error located at it, as in `mlir-opt`.
 
 ```python
 module = parse_mlir(ctx, text, "model.mlir")  # torch-mlir output included
@@ -14,6 +19,7 @@ distinct type and attribute is parsed once.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_right
 from collections.abc import Generator, Iterable
@@ -46,17 +52,24 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.parser import AttrParser, Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from hyperoffload.dialects.provenance import note_generalised
 from hyperoffload.ir.upstream import (
     Correspondence,
     OpState,
     UpstreamParseError,
+    file_line_col,
     generalize_named_ops,
     generic_attribute_text,
     generic_texts,
     normalize_with_upstream,
+    registered_ops,
     relocated,
 )
+from hyperoffload.ir.xdsl_fixes import linear_string_literals, upstream_only_op
+
+linear_string_literals()
 
 
 @dataclass
@@ -100,8 +113,17 @@ class LocatingParser(Parser):
         start = self._current_token.span.start
         try:
             op = super().parse_operation()
-        except (VerifyException, AssertionError) as err:
-            # Some xDSL ops check operand types while they are built.
+        except (
+            VerifyException,
+            AssertionError,
+            IndexError,
+            OverflowError,
+            TypeError,
+            KeyError,
+        ) as err:
+            # Some xDSL ops check operands while they are built (a missing
+            # operand, a constant too wide for its type): not a located
+            # ParseError of their own.
             message = str(err) or "operands of an unexpected type"
             line_end = self._line_starts[bisect_right(self._line_starts, start)] - 1
             self.raise_error(f"invalid operation: {message}", start, line_end)
@@ -114,6 +136,24 @@ class LocatingParser(Parser):
                 IntAttr(column),
             )
         return op
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """
+        As xDSL's; an implicit module is located where the text starts, and
+        text with no op (only comments) is an empty module, as upstream reads it.
+        """
+        at_end = self._current_token.kind == MLIRTokenKind.EOF
+        module = (
+            ModuleOp([])
+            if allow_implicit_module and at_end
+            else super().parse_module(allow_implicit_module)
+        )
+        loc = module.location
+        if not isinstance(loc, FileLineColLoc) or loc.line.data < 1:
+            module.location = FileLineColLoc(
+                StringAttr(self._file_name), IntAttr(1 + self._line_offset), IntAttr(1)
+            )
+        return module
 
     def parse_dense_int_or_fp_elements_attr(
         self, type: RankedStructure[AnyDenseElement] | None
@@ -185,9 +225,14 @@ def _parse_text(
     ctx: Context, text: str, name: str, line_offset: int, implicit_module: bool
 ) -> ModuleOp:
     with _own_resources(text):
-        return LocatingParser(ctx, text, name, line_offset).parse_module(
-            implicit_module
-        )
+        try:
+            return LocatingParser(ctx, text, name, line_offset).parse_module(
+                implicit_module
+            )
+        except ParseError as err:  # its lines are the text's: put them in the file
+            if line_offset:
+                err.span = dataclasses.replace(err.span, line_offset=line_offset)
+            raise
 
 
 def parse_mlir(
@@ -207,19 +252,62 @@ def parse_mlir(
     except ParseError as error:
         xdsl_error = error
         try:
-            located, plain = normalize_with_upstream(text, name, line_offset)
+            normalized = normalize_with_upstream(text, name, line_offset)
         except UpstreamParseError as upstream_error:
             # xDSL's diagnostic knows our dialect; upstream's knows the rest.
             if "hyperoffload." in text:
                 raise xdsl_error from None
             raise upstream_error from None
+    admit_upstream_ops(ctx, normalized.registered)
+    for op_name, diagnostic in normalized.unregistered:
+        if ctx.get_optional_op(op_name) is None:  # not ours either: as mlir-opt
+            raise UpstreamParseError(diagnostic)
     normalized_name = f"{name} (normalised by upstream MLIR)"
-    for normalized in (located, plain):
+    for generic, located in ((normalized.located, True), (normalized.plain, False)):
         try:
-            return _parse_text(ctx, normalized, normalized_name, 0, implicit_module)
+            module = _parse_text(ctx, generic, normalized_name, 0, implicit_module)
         except ParseError:
             continue
+        if located:
+            note_generalised_ops(module, normalized.generalised)
+        loc = module.location
+        if not isinstance(loc, FileLineColLoc) or (
+            loc.column.data < 1 or loc.filename.data == normalized_name
+        ):  # upstream's implicit module is at 0:0: put it where the text starts
+            module.location = FileLineColLoc(
+                StringAttr(name), IntAttr(1 + line_offset), IntAttr(1)
+            )
+        return module
     raise xdsl_error
+
+
+def admit_upstream_ops(ctx: Context, names: Iterable[str]) -> None:
+    """
+    Let `ctx` read, as an `UpstreamOnlyOp`, each op of `names` (ops upstream
+    MLIR registers) that xDSL does not know.
+    """
+    for op_name in names:
+        if ctx.get_optional_op(op_name) is None:
+            ctx.load_op(upstream_only_op(op_name))
+
+
+def note_generalised_ops(
+    module: ModuleOp, generalised: Iterable[tuple[str, int, int, str]]
+) -> None:
+    """
+    Note each `linalg.generic` of `module` at a (file, line, column) of
+    `generalised` as the named op written there
+    (`hyperoffload.dialects.provenance`), for diagnostics.
+    """
+    named = {(file, line, col): op for file, line, col, op in generalised}
+    if not named:
+        return
+    for op in module.walk():
+        loc = op.location
+        if op.name == "linalg.generic" and isinstance(loc, FileLineColLoc):
+            key = (loc.filename.data, loc.line.data, loc.column.data)
+            if key in named:
+                note_generalised(op, named[key])
 
 
 class _Unreadable(Exception):
@@ -442,18 +530,25 @@ def read_upstream(
             return _parse_text(ctx, text, name, 0, True), None
         except ParseError:
             pass
-    generalize_named_ops(module)
+    generalised = [
+        (*where, named)
+        for location, named in generalize_named_ops(module)
+        if (where := file_line_col(location, name)) is not None
+    ]
+    admit_upstream_ops(ctx, registered_ops(module))
     reader = _UpstreamReader(ctx, module, name)
     try:
-        return reader.module(module), reader.seen
+        read = reader.module(module)
+        note_generalised_ops(read, generalised)
+        return read, reader.seen
     except _Unreadable:
         pass
     located, plain = generic_texts(module)
     normalized_name = f"{name} (normalised by upstream MLIR)"
     try:
-        return _parse_text(
-            ctx, relocated(located, name), normalized_name, 0, True
-        ), None
+        read = _parse_text(ctx, relocated(located, name), normalized_name, 0, True)
+        note_generalised_ops(read, generalised)
+        return read, None
     except ParseError:
         return _parse_text(ctx, plain, normalized_name, 0, True), None
 

@@ -8,7 +8,7 @@ generalised (`linalg-generalize-named-ops`), and it is printed back in
 generic form, which xDSL reads.
 
 ```python
-located, plain = normalize_with_upstream(text, "model.mlir")
+normalized = normalize_with_upstream(text, "model.mlir")  # .located, .plain, ...
 ```
 
 A module the bindings already hold was parsed already, so nothing in it can
@@ -41,6 +41,7 @@ NORMALIZE_PIPELINE = "builtin.module(linalg-generalize-named-ops)"
 
 _UPSTREAM_LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 _PARSER_LOC = re.compile(r'loc\("-":(\d+):(\d+)\)')
+_FILE_LINE_COL = re.compile(r'"([^"\\]*)":(\d+):(\d+)')
 """Locations the upstream parser gave ops that had none: positions in the text."""
 
 
@@ -74,14 +75,33 @@ def _located(
     )
 
 
+@dataclass(frozen=True)
+class Normalized:
+    """A module upstream MLIR read and generalised, in generic form."""
+
+    located: str
+    """With every op's source location inline (positions in the file read)."""
+    plain: str
+    """Without locations (for location kinds xDSL cannot read)."""
+    registered: tuple[str, ...] = ()
+    """The names of its ops that upstream MLIR registers (xDSL may not)."""
+    generalised: tuple[tuple[str, int, int, str], ...] = ()
+    """(file, line, column, named op) of each `linalg.generic` that upstream
+    MLIR generalised from a named op the input wrote there."""
+    unregistered: tuple[tuple[str, str], ...] = ()
+    """Each op name upstream MLIR does not register (ours, `test.*`) with a
+    located error at its first op, for a reader that does not know it either."""
+
+
 def normalize_with_upstream(
     text: str, file_name: str, line_offset: int = 0
-) -> tuple[str, str]:
+) -> Normalized:
     """
     Parse `text` with upstream MLIR, generalise named linalg ops and return
-    the module in generic form twice: with every op's source location inline
-    (positions in `text` point into `file_name`), and without locations (for
-    location kinds xDSL cannot read). Unknown dialects (ours included) pass
+    the module in generic form twice (`Normalized`): with every op's source
+    location inline (positions in `text` point into `file_name`), and
+    without locations; with the ops upstream registers and what each
+    generalised op was written as. Unknown dialects (ours included) pass
     through as unregistered ops. Raises `UpstreamParseError` with
     `file:line:col`.
 
@@ -112,7 +132,47 @@ def normalize_with_upstream(
             for location, message in result["errors"]
         ]
         raise UpstreamParseError("\n".join(messages))
-    return relocated(result["located"], file_name, line_offset), result["plain"]
+    generalised = [
+        (*where, named)
+        for location, named in result.get("generalised", [])
+        if (where := file_line_col(location, file_name, line_offset)) is not None
+    ]
+    unregistered = tuple(
+        (
+            name,
+            _located(
+                location,
+                f"Operation {name} is not registered (upstream MLIR does not "
+                "know it either)",
+                text,
+                file_name,
+                line_offset,
+            ),
+        )
+        for name, location in result.get("unregistered", [])
+    )
+    return Normalized(
+        relocated(result["located"], file_name, line_offset),
+        result["plain"],
+        tuple(result.get("registered", ())),
+        tuple(generalised),
+        unregistered,
+    )
+
+
+def file_line_col(
+    location: str, file_name: str, line_offset: int = 0
+) -> tuple[str, int, int] | None:
+    """
+    (file, line, column) of a location as upstream prints it; `"-"`, the
+    text the parser read, is `file_name` (its lines `line_offset` on).
+    """
+    match = _FILE_LINE_COL.search(location)
+    if match is None:
+        return None
+    if match[1] == "-":
+        return file_name, int(match[2]) + line_offset, int(match[3])
+    return match[1], int(match[2]), int(match[3])
 
 
 def relocated(located: str, file_name: str, line_offset: int = 0) -> str:
@@ -125,16 +185,46 @@ def relocated(located: str, file_name: str, line_offset: int = 0) -> str:
     return _PARSER_LOC.sub(relocate, located)
 
 
-def generalize_named_ops(module: Any) -> None:
+def generalize_named_ops(module: Any) -> list[tuple[str, str]]:
     """
     Generalise the named linalg ops of the upstream module op `module` (of
-    the bindings that hold it) in place. Runs in this process: the module
-    was parsed already.
+    the bindings that hold it) in place; returns the location (as upstream
+    prints it) of each `linalg.generic` it made, with the named op written
+    there. Runs in this process: the module was parsed already.
     """
     passmanager: Any = import_module(
         type(module).__module__.split("._mlir_libs")[0] + ".passmanager"
     )
+    named: dict[str, str] = {}
+    for op in _walk(module):  # a named op before the ops of its body
+        if op.name.startswith("linalg.") and op.name != "linalg.generic":
+            named.setdefault(str(op.location), op.name)
     passmanager.PassManager.parse(NORMALIZE_PIPELINE, module.context).run(module)
+    if not named:
+        return []
+    return [
+        (str(op.location), named[str(op.location)])
+        for op in _walk(module)
+        if op.name == "linalg.generic" and str(op.location) in named
+    ]
+
+
+def registered_ops(module: Any) -> list[str]:
+    """The names of the ops of an upstream module op that its context registers."""
+    context = module.context
+    names = {op.name for op in _walk(module)}
+    return sorted(name for name in names if context.is_registered_operation(name))
+
+
+def unregistered_ops(module: Any) -> list[tuple[str, str]]:
+    """Each op name of an upstream module op its context does not register, with
+    the location (as upstream prints it) of its first op."""
+    context = module.context
+    first: dict[str, str] = {}
+    for op in _walk(module):
+        if op.name not in first and not context.is_registered_operation(op.name):
+            first[op.name] = str(op.location)
+    return list(first.items())
 
 
 def generic_texts(module: Any) -> tuple[str, str]:
@@ -153,22 +243,45 @@ def generic_texts(module: Any) -> tuple[str, str]:
     return located, plain
 
 
+def _walk(module: Any) -> list[Any]:
+    """The ops of an upstream module op, parents before their regions."""
+    ir: Any = import_module(type(module).__module__)
+    found: list[Any] = []
+
+    def note(op: Any) -> Any:
+        found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(note, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
 def _normalize_here(text: str) -> dict[str, Any]:
-    """The child's work: `located` and `plain` text, or the located `errors`."""
+    """
+    The child's work: `located` and `plain` text, the names of the ops
+    upstream registers (`registered`) and the location of each op it
+    generalised with the named op written there (`generalised`); or the
+    located `errors`.
+    """
     # The bindings' stubs are incomplete; treat them as untyped.
     ir: Any = import_module("mlir.ir")
-    passmanager: Any = import_module("mlir.passmanager")
 
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         try:
             module = ir.Module.parse(text)
-            passmanager.PassManager.parse(NORMALIZE_PIPELINE).run(module.operation)
+            generalised = generalize_named_ops(module.operation)
         except ir.MLIRError as err:
             errors = [(str(d.location), d.message) for d in err.error_diagnostics]
             return {"errors": errors or [("", err.message)]}
         located, plain = generic_texts(module.operation)
-    return {"located": located, "plain": plain}
+        return {
+            "located": located,
+            "plain": plain,
+            "registered": registered_ops(module.operation),
+            "generalised": generalised,
+            "unregistered": unregistered_ops(module.operation),
+        }
 
 
 @dataclass(frozen=True)

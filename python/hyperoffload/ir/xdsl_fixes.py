@@ -1,24 +1,65 @@
 """
-Workarounds for xDSL 0.74 behaviour that breaks round trips of real programs.
+Workarounds for xDSL 0.74 behaviour that breaks round trips of real programs,
+or that disagrees with upstream MLIR on what is valid.
 
 - `linalg.generic` with several results prints `-> (tensor<..>, tensor<..>)`
-  but its parser only reads `-> tensor<..>, tensor<..>`: `LinalgRoundTrip`
-  swaps in a `linalg.generic` that reads both.
+  but its parser only reads `-> tensor<..>, tensor<..>`: `RoundTripGenericOp`
+  reads both.
+- `linalg.generic` takes a vector operand as a shaped value of its own rank;
+  upstream MLIR takes it as one element (rank 0), as `linalg.fill` of a
+  `tensor<vector<2x4xf32>>` generalises: `RoundTripGenericOp` verifies it so.
+- `linalg.fill` accepts only a float or integer value, of any type; upstream
+  MLIR accepts any value whose type is the output's element type (a vector,
+  an index) and nothing else (not an `f32` into an `f16` tensor):
+  `RoundTripFillOp`.
+- `tensor.reshape` compares element counts even when a dimension is dynamic
+  (`?` is -1 to xDSL); upstream MLIR compares them only when both shapes are
+  static: `RoundTripReshapeOp`.
+- Ops upstream MLIR registers and xDSL does not (`shape.shape_of`,
+  `tensor.rank`, `tensor.generate`, the transform dialect's patterns): text
+  holding one is normalised by upstream MLIR
+  (`hyperoffload.ir.parsing.parse_mlir`), which says which of its ops it
+  registers; each such op is read as an `UpstreamOnlyOp`, kept and printed
+  as it is in generic form. Ops no one registers (`test.*`) stay an error, as
+  in `mlir-opt`.
 - Hexadecimal float elements of `dense<...>` literals: see
   `hyperoffload.ir.parsing.LocatingParser`.
+- The lexer's string-literal pattern nests a `+` inside a `*`, so an
+  unterminated literal backtracks exponentially (hours for 50 characters):
+  `linear_string_literals` swaps in the same language without the nesting.
 """
 
-from typing import Any, Self
+import re
+from abc import ABC
+from collections.abc import Sequence
+from typing import Any, ClassVar, Self, cast
 
+from xdsl.dialects.builtin import (
+    MemRefType,
+    ShapedType,
+    TensorType,
+    VectorType,
+)
 from xdsl.dialects.linalg import Linalg
-from xdsl.dialects.linalg.ops import GenericOp
-from xdsl.ir import Dialect
+from xdsl.dialects.linalg.ops import FillOp, GenericOp
+from xdsl.dialects.tensor import ReshapeOp, Tensor
+from xdsl.ir import Attribute, Dialect, Operation, OpTrait, SSAValue
+from xdsl.irdl import traits_def
 from xdsl.parser import Parser
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+
+
+def _element_or_self(value_type: Attribute) -> Attribute:
+    """The element type of a tensor or memref; any other type itself."""
+    if isinstance(value_type, TensorType | MemRefType):
+        shaped = cast(TensorType[Attribute] | MemRefType[Attribute], value_type)
+        return shaped.get_element_type()
+    return value_type
 
 
 class RoundTripGenericOp(GenericOp):
-    """`linalg.generic` whose parser also reads a parenthesised result-type list."""
+    """`linalg.generic` that reads a parenthesised result-type list, and takes a vector operand as one element."""
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -34,16 +75,177 @@ class RoundTripGenericOp(GenericOp):
                 return original(Parser.Delimiter.PAREN, parser.parse_type, context_msg)
             return original(delimiter, parse, context_msg)
 
+        # a generic nested in a generic patches the patched parser: restore
+        # what was there, not the class's method
+        patched = vars(parser).get("parse_comma_separated_list")
         setattr(parser, "parse_comma_separated_list", results_in_parens)  # noqa: B010
         try:
             return super().parse(parser)
         finally:
-            delattr(parser, "parse_comma_separated_list")
+            if patched is None:
+                delattr(parser, "parse_comma_separated_list")
+            else:
+                setattr(parser, "parse_comma_separated_list", patched)  # noqa: B010
+
+    def verify_(self) -> None:
+        if not any(isinstance(operand.type, VectorType) for operand in self.operands):
+            super().verify_()
+            return
+        # As upstream's `getRank`: a vector operand is an element, of rank 0.
+        # The checks that do not need shapes; the loop ranges are not checked
+        # (as for a dynamic shape).
+        shaped = [o.type for o in self.operands if isinstance(o.type, ShapedType)]
+        if any(isinstance(t, TensorType) for t in shaped) and any(
+            isinstance(t, MemRefType) for t in shaped
+        ):
+            raise VerifyException("expected to have pure tensor or buffer semantics")
+        maps = [attr.data for attr in self.indexing_maps]
+        if len(maps) != len(self.operands):
+            raise VerifyException(
+                f"expected the number of indexing_map ({len(maps)}) to be "
+                f"equal to the number of input/output operands ({len(self.operands)})"
+            )
+        loops = len(self.iterator_types)
+        for index, (operand, indexing_map) in enumerate(
+            zip(self.operands, maps, strict=True)
+        ):
+            if indexing_map.num_dims != loops:
+                raise VerifyException(
+                    f"expected indexing_map #{index} to have {loops} dim(s) to "
+                    "match the number of loops"
+                )
+            operand_type = operand.type
+            rank = (
+                len(cast(ShapedType, operand_type).get_shape())
+                if isinstance(operand_type, TensorType | MemRefType)
+                else 0
+            )
+            if len(indexing_map.results) != rank:
+                raise VerifyException(
+                    f"expected operand #{index} of rank {rank} to match the "
+                    f"result count of indexing_map #{index}, "
+                    f"{len(indexing_map.results)}"
+                )
+        args = self.body.block.args
+        if len(args) != len(self.operands):
+            raise VerifyException(
+                "expected as many non-induction variable region arguments as the "
+                f"number of input/output operands, {len(self.operands)}, but got "
+                f"{len(args)}"
+            )
+        for index, (operand, arg) in enumerate(zip(self.operands, args, strict=True)):
+            element = _element_or_self(operand.type)
+            if arg.type != element:
+                raise VerifyException(
+                    f"expected type of bb argument #{index} ({arg.type}) to match "
+                    f"element or self type of the corresponding operand ({element})"
+                )
+
+
+class RoundTripFillOp(FillOp):
+    """`linalg.fill` of any element type, verified as upstream MLIR verifies it."""
+
+    @staticmethod
+    def body_arg_types(  # pyright: ignore[reportIncompatibleMethodOverride]
+        operands: Sequence[SSAValue],
+    ) -> Sequence[Attribute]:
+        return [_element_or_self(operand.type) for operand in operands]
+
+    def verify_(self) -> None:
+        if len(self.inputs) != 1 or len(self.outputs) != 1:
+            raise VerifyException("expected one value and one output")
+        value = self.inputs[0].type
+        element = _element_or_self(self.outputs[0].type)
+        if value != element:
+            raise VerifyException(
+                f"expected fill value type ({value}) to match output element "
+                f"type ({element})"
+            )
+
+
+class RoundTripReshapeOp(ReshapeOp):
+    """`tensor.reshape` that compares element counts only of static shapes."""
+
+    def verify_(self) -> None:
+        source = cast(TensorType[Attribute], self.source.type)
+        result = self.result.type
+        source_shape = source.get_shape()
+        result_shape = result.get_shape()
+        if all(d >= 0 for d in (*source_shape, *result_shape)):
+            super().verify_()
+            return
+        shape = cast(TensorType[Attribute], self.shape.type).get_shape()
+        if len(shape) != 1:
+            raise VerifyException("shape tensor must have a rank one")
+        if shape[0] < 0:
+            raise VerifyException(
+                "cannot use shape operand with dynamic length to reshape to "
+                "statically-ranked tensor type"
+            )
+        if shape[0] != len(result_shape):
+            raise VerifyException(
+                "length of shape operand differs from the result's tensor rank"
+            )
+        if source.get_element_type() != result.get_element_type():
+            raise VerifyException(
+                "element types of source and result tensor types should be the same"
+            )
+
+
+class UpstreamOnlyOp(Operation, ABC):
+    """
+    An op upstream MLIR registers and xDSL does not (`upstream_only_op`):
+    its operands, results, attributes and regions are kept, it is printed in
+    generic form, and upstream MLIR verified it when it read the text.
+    """
+
+    name: ClassVar[str] = "builtin.upstream_only"
+    traits = traits_def()
+
+    @classmethod
+    def has_trait(
+        cls,
+        trait: type[OpTrait] | OpTrait,
+        *,
+        value_if_unregistered: bool = True,
+    ) -> bool:
+        """Unknown, as for xDSL's unregistered ops: the caller says what to assume."""
+        return value_if_unregistered
+
+
+_UPSTREAM_ONLY: dict[str, type[Operation]] = {}
+
+
+def upstream_only_op(name: str) -> type[Operation]:
+    """The `UpstreamOnlyOp` class of the op `name` (one class per name)."""
+    found = _UPSTREAM_ONLY.get(name)
+    if found is None:
+        found = type(  # a class per name: the parser creates ops by class
+            f"UpstreamOnly[{name}]", (UpstreamOnlyOp,), {"name": name}
+        )
+        _UPSTREAM_ONLY[name] = found
+    return found
+
+
+def _swap(
+    dialect: Dialect, replacements: dict[type[Operation], type[Operation]]
+) -> Dialect:
+    operations = [replacements.get(op, op) for op in dialect.operations]
+    return Dialect(dialect.name, operations, list(dialect.attributes))
 
 
 def linalg_round_trip() -> Dialect:
-    """xDSL's linalg dialect with `RoundTripGenericOp`."""
-    operations = [
-        RoundTripGenericOp if op is GenericOp else op for op in Linalg.operations
-    ]
-    return Dialect(Linalg.name, operations, list(Linalg.attributes))
+    """xDSL's linalg dialect with `RoundTripGenericOp` and `RoundTripFillOp`."""
+    return _swap(Linalg, {GenericOp: RoundTripGenericOp, FillOp: RoundTripFillOp})
+
+
+def tensor_round_trip() -> Dialect:
+    """xDSL's tensor dialect with `RoundTripReshapeOp`."""
+    return _swap(Tensor, {ReshapeOp: RoundTripReshapeOp})
+
+
+def linear_string_literals() -> None:
+    """Make the lexer match string literals in linear time (see the module docstring)."""
+    MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPrivateUsage]
+        r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+    )

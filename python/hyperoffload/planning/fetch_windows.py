@@ -51,7 +51,7 @@ def _windows(
     """(value plan, gap index, window) of each fetch, in the order they stand in the IR."""
     windows: list[tuple[ValuePlan, int, PrefetchWindow]] = []
     for value_plan in plan.values:
-        if value_plan.write_back is not None:
+        if value_plan.write_back is not None or value_plan.recompute:
             continue
         info = value_plan.info
         tier = info.tier if value_plan.initially_out else hardware.offload_tier
@@ -94,7 +94,8 @@ def place_fetches(
     if not windows:
         return inserted
     live = np.array(
-        memory_timeline(schedule, graph.compute_of_op, len(graph.ops)), dtype=np.int64
+        memory_timeline(schedule, graph.compute_of_op, len(graph.ops), graph.schedule),
+        dtype=np.int64,
     )
     start = np.array(graph.prefix, dtype=np.float64)
     placed = place_prefetches([w for *_, w in windows], start, live, target, options)

@@ -21,6 +21,7 @@ from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import PrefetchOp
 from hyperoffload.planning.arrange import arrange
 from hyperoffload.planning.fetch_windows import place_fetches
+from hyperoffload.planning.milp import plan_exact
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import Plan, PlanOptions, plan_offload, plan_schedule
 from hyperoffload.planning.write_plan import write_plan
@@ -80,17 +81,36 @@ class PlanningLoop:
     def trial(self, target: int) -> Trial:
         """Plan for `target`; raises `PlanError` for a target no plan can meet."""
         options = replace(self.options.plan, target=target)
-        plan = plan_offload(self.graph, self.hardware, options)
         distance = options.prefetch_distance
-        if self.options.move is None:
+        if options.solver == "milp":  # fetches placed by the MILP itself
+            plan = plan_exact(self.graph, self.hardware, options)
             schedule = plan_schedule(self.graph, plan, self.hardware, distance)
             result = simulate(schedule, self.hardware, None, record=False)
             return Trial(target, plan, plan, schedule, result, moved=False)
+        trial = self._heuristic(options)
+        if options.recompute == "none":
+            return trial
+        offload_only = self._heuristic(replace(options, recompute="none"))
+        return _better(trial, offload_only)
+
+    def _heuristic(self, options: PlanOptions) -> Trial:
+        """The ranked planner's plan for `options.target`, placed if asked."""
+        distance = options.prefetch_distance
+        plan = plan_offload(self.graph, self.hardware, options)
+        if self.options.move is None:
+            schedule = plan_schedule(self.graph, plan, self.hardware, distance)
+            result = simulate(schedule, self.hardware, None, record=False)
+            return Trial(options.target, plan, plan, schedule, result, moved=False)
         placed = place_fetches(
-            self.graph, plan, self.hardware, target, self.options.move, distance
+            self.graph, plan, self.hardware, options.target, self.options.move, distance
         )
         return Trial(
-            target, plan, placed.plan, placed.schedule, placed.result, placed.moved
+            options.target,
+            plan,
+            placed.plan,
+            placed.schedule,
+            placed.result,
+            placed.moved,
         )
 
     def write(self, trial: Trial) -> None:
@@ -120,6 +140,21 @@ def _fetch_positions(plan: Plan, distance: int) -> list[int]:
     return [
         value_plan.fetch_op(index, distance)
         for value_plan in plan.values
-        if value_plan.write_back is None
+        if value_plan.write_back is None and not value_plan.recompute
         for index in range(len(value_plan.gaps))
     ]
+
+
+def _better(trial: Trial, other: Trial) -> Trial:
+    """
+    Of two plans for one target: the one that meets it (both: the faster,
+    then the lower peak); if neither does, the lower peak.
+    """
+
+    def key(t: Trial) -> tuple[bool, float, int]:
+        peak = t.result.peak_hbm_bytes
+        if peak <= t.target:
+            return (False, t.result.makespan_s, peak)
+        return (True, float(peak), peak)
+
+    return trial if key(trial) <= key(other) else other

@@ -15,7 +15,9 @@ Rules (from the HyperOffload seeds):
   its producer, released after the use before the gap, fetched before the use
   after it. Candidates are ranked by benefit (bytes x gap time), those whose
   store and fetch hide in the gap first, and taken only until the simulated
-  peak meets the target.
+  peak meets the target;
+- with `recompute`, such a value may instead be computed again right before
+  the use after the gap, from inputs resident there (see `candidates`).
 
 With `place_arguments`, the first rule becomes a choice: where each tagged
 argument lives between calls. An argument left out of the plan lives in HBM
@@ -46,15 +48,21 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from xdsl.dialects.builtin import DictionaryAttr
 
 from hyperoffload.analysis.lifetimes import CATEGORIES, Gap, ProgramGraph, ValueInfo
-from hyperoffload.dialects.hyperoffload import TIER_ARG_ATTR, RemoteType, TierAttr
+from hyperoffload.dialects.hyperoffload import (
+    OFFLOAD_OPS,
+    TIER_ARG_ATTR,
+    RemoteType,
+    TierAttr,
+)
 from hyperoffload.ir.diagnostics import Severity, format_diagnostic
 from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.moves import Move, apply_moves
-from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.moves import Move, Recompute, apply_moves
+from hyperoffload.sim.schedule import Compute, Schedule
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
 
@@ -76,6 +84,18 @@ class PlanOptions:
     """Offload candidates beyond what the rules require (else only the rules)."""
     place_arguments: bool = False
     """Tagged arguments may live in HBM: they become candidates, not rules."""
+    recompute: Literal["none", "selective", "auto"] = "none"
+    """
+    Bridge a gap by computing the value again where its transfer would be
+    exposed: `selective` only for ops without a contraction, `auto` for any
+    op whose recomputation costs less than the exposed transfer.
+    """
+    solver: Literal["heuristic", "milp"] = "heuristic"
+    """The ranked heuristic, or the exact reference (`hyperoffload.planning.milp`)."""
+    milp_time_limit_s: float = 10.0
+    """Seconds the MILP solver may take per plan (`solver="milp"`)."""
+    milp_max_steps: int = 400
+    """Compute steps beyond which the MILP refuses a function (`PlanError`)."""
 
 
 @dataclass
@@ -92,6 +112,8 @@ class ValuePlan:
     """The tier a result is written back to (and returned from)."""
     fetch_ops: list[int] | None = None
     """The op before which each gap's fetch is issued (None: `prefetch_distance` ahead)."""
+    recompute: bool = False
+    """Each gap is bridged by computing the value again right before the use after it."""
 
     def fetch_op(self, index: int, distance: int) -> int:
         """The op before which the fetch ending gap `index` is issued."""
@@ -136,6 +158,7 @@ class _Planner:
         self.options = options
         starts = sorted(graph.compute_of_op)
         self.compute_ops = starts  # op indices that have a compute step, in order
+        self.computes = [s for s in graph.schedule.steps if isinstance(s, Compute)]
         self.aliases: dict[int, list[ValueInfo]] = {}
         for info in graph.values:
             if info.buffer is not None:
@@ -155,6 +178,8 @@ class _Planner:
         info = plan.info
         assert info.buffer is not None
         moves: list[Move] = []
+        if plan.recompute:
+            return moves
         store_after = (
             self.last_step_at_or_before(info.producer) if plan.stored else None
         )
@@ -176,12 +201,61 @@ class _Planner:
             )
         return moves
 
+    def recomputes(self, plan: ValuePlan) -> list[Recompute]:
+        """A free after the use before each gap, the producer's step again after it."""
+        info = plan.info
+        if not plan.recompute or info.buffer is None:
+            return []
+        producer = self.computes[self.graph.compute_of_op[info.producer]]
+        return [
+            Recompute(
+                info.buffer,
+                self.last_step_at_or_before(gap.after),
+                self.first_step_at_or_after(gap.before),
+                replace(producer, allocs=[info.buffer], frees=[]),
+            )
+            for gap in plan.gaps
+        ]
+
+    def recompute_step(self, info: ValueInfo) -> Compute | None:
+        """
+        The compute step that makes `info` if computing it again is allowed:
+        its producer runs as a kernel of its own (nothing fused into it) with
+        one output (and, for `selective`, no contraction).
+        """
+        mode = self.options.recompute
+        if mode == "none" or info.producer < 0 or info.buffer is None:
+            return None
+        op = self.graph.ops[info.producer]
+        index = self.graph.compute_of_op.get(info.producer)
+        kernel = self.graph.fusion.kernels.get(op)  # None: the op runs alone
+        if index is None or len(op.results) != 1:
+            return None
+        if kernel is not None and (kernel.attention or kernel.charged):
+            return None  # it runs ops fused into it: not cloned alone
+        work = self.graph.fusion.costs.work(op)
+        if mode == "selective" and (work is None or work.contraction):
+            return None
+        step = self.computes[index]
+        return step if step.allocs == [info.buffer] else None
+
+    def resident_at(self, buffer: int, op: int) -> bool:
+        """Whether `buffer` is in HBM while op `op` runs, whatever is planned for others."""
+        held = self.graph.schedule.buffers[buffer]
+        if held.tier != Tier.HBM or held.home != Tier.HBM:
+            return False
+        if held.kind in ("constant", "argument"):
+            return True
+        return any(i.last_use >= op for i in self.aliases.get(buffer, []))
+
     def releases(self, plan: ValuePlan) -> list[tuple[int, int]]:
         """
         The free after the last use of an argument living outside HBM, brought
         back, or of a written-back result (the caller gets its copy).
         """
         info = plan.info
+        if plan.recompute:
+            return []
         if plan.write_back is not None and info.buffer is not None:
             last = info.last_use_before(len(self.graph.ops) - 1)  # the return
             return [(info.buffer, self.last_step_at_or_before(last))]
@@ -193,13 +267,19 @@ class _Planner:
             return []
         if not self.graph.schedule.buffers[info.buffer].pinned or info.tier == Tier.HBM:
             return []  # freed after its last use anyway, or in HBM at return
-        return [(info.buffer, self.last_step_at_or_before(info.last_use))]
+        # never before the step that waits for the last fetch (uses that run
+        # no kernel of their own, such as views, map to an earlier step)
+        fetched = self.first_step_at_or_after(plan.gaps[-1].before)
+        return [(info.buffer, max(self.last_step_at_or_before(info.last_use), fetched))]
 
     def schedule(self, plans: list[ValuePlan]) -> Schedule:
         """The graph's schedule with the moves of `plans` applied."""
         moves = [m for p in plans for m in self.moves(p)]
         releases = [r for p in plans for r in self.releases(p)]
-        schedule = apply_moves(self.graph.schedule, moves, self.hw, releases)
+        recomputes = [r for p in plans for r in self.recomputes(p)]
+        schedule = apply_moves(
+            self.graph.schedule, moves, self.hw, releases, recomputes
+        )
         for plan in plans:  # an argument never read is never fetched
             if plan.initially_out and not plan.gaps and plan.info.buffer is not None:
                 schedule.buffers[plan.info.buffer].initial = False
@@ -287,10 +367,18 @@ class _Planner:
         Optional plans, best first: one per idle gap of an activation or an
         untagged argument (stored, then fetched back), and with
         `place_arguments` one per tagged argument (its `_clusters` plan).
+        Offloads that hide in their gap come first; then, with `recompute`
+        (a value whose inputs are resident at the use after the gap),
+        recomputations that take less than the transfer would expose, then
+        recomputations where the offload hides (for when its store or fetch
+        still overlaps the peak); exposed offloads last. A recomputation
+        taken replaces the value's offloads (`_merge`).
         """
         options = self.options
         link = self.hw.link(self.hw.offload_tier)
         hidden: list[_Ranked] = []
+        instead: list[_Ranked] = []  # recomputations instead of exposed transfers
+        beyond: list[_Ranked] = []  # recomputations where the offload hides
         exposed: list[_Ranked] = []
         for info in self.graph.values:
             if (
@@ -299,32 +387,45 @@ class _Planner:
                 or isinstance(info.value.type, RemoteType)
                 or info.tier != Tier.HBM
                 or info.bytes < max(options.min_bytes, 1)
-                or self.graph.schedule.buffers[info.buffer].kind == "constant"
+                or self.graph.schedule.buffers[info.buffer].kind
+                in ("constant", "prefetched")
                 or info.category not in options.categories
+                or any(isinstance(u.operation, OFFLOAD_OPS) for u in info.value.uses)
             ):
-                continue
+                continue  # offload ops already written move it: left as it is
             busy = self.aliases_busy_until(info)
             if busy is None:
                 continue
             round_trip = link.transfer_time(info.bytes, False) + link.transfer_time(
                 info.bytes, True
             )
+            again = self.recompute_step(info)
             for whole in info.gaps():
                 gap = self.after_aliases(whole, busy)
                 if gap is None or gap.ops < 1 or gap.time_s < options.min_gap_s:
                     continue
-                plan = ValuePlan(info, [gap], stored=True)
                 benefit = info.bytes * gap.time_s
-                (hidden if round_trip <= gap.time_s else exposed).append(
-                    (benefit, benefit, plan)
+                offload = ValuePlan(info, [gap], stored=True)
+                hides = round_trip <= gap.time_s
+                (hidden if hides else exposed).append((benefit, benefit, offload))
+                cheaper = hides or (
+                    again is not None and again.time_s < (round_trip - gap.time_s)
                 )
+                if (
+                    again is not None
+                    and cheaper
+                    and gap.after > info.producer  # else the original is never read
+                    and all(self.resident_at(b, gap.before) for b in again.reads)
+                ):
+                    plan = ValuePlan(info, [gap], stored=False, recompute=True)
+                    (beyond if hides else instead).append((benefit, benefit, plan))
         if self.placing():
             placeable = self.argument_candidates()
             hidden += placeable[0]
             exposed += placeable[1]
-        hidden.sort(key=lambda c: (-c[0], -c[1]))
-        exposed.sort(key=lambda c: (-c[0], -c[1]))
-        return [plan for *_, plan in hidden + exposed]
+        for ranked in (hidden, instead, beyond, exposed):
+            ranked.sort(key=lambda c: (-c[0], -c[1]))
+        return [plan for *_, plan in hidden + instead + beyond + exposed]
 
     def after_aliases(self, gap: Gap, busy: int) -> Gap | None:
         """The part of `gap` after op `busy`, where no alias holds the buffer."""
@@ -442,6 +543,20 @@ class _Planner:
         highest = max(max(timeline[a : b + 1]) for a, b in windows)
         return max(0, min(plan.info.bytes, self.graph.peak - highest))
 
+    def merge(self, chosen: list[ValuePlan], plans: list[ValuePlan]) -> list[ValuePlan]:
+        """
+        `_merge(plans)`, less the recomputations that would read a buffer some
+        plan moves (the copy they read must stay where it was).
+        """
+        merged = _merge(plans)
+        moved = {p.info.buffer for p in (*chosen, *merged)}
+        return [
+            p
+            for p in merged
+            if not p.recompute
+            or not any(b in moved for s in self.recomputes(p) for b in s.step.reads)
+        ]
+
     def infeasible(self) -> None:
         for step, needed in self.graph.schedule.working_sets():
             if needed > self.options.target:
@@ -464,7 +579,7 @@ class _Planner:
                 {p.info.buffer for p in chosen if p.info.buffer is not None}
             )
             count, peak = self._smallest_prefix(chosen, candidates, peak)
-            chosen = chosen + _merge(candidates[:count])
+            chosen = chosen + self.merge(chosen, candidates[:count])
             plan.optional = count > 0
         plan.values, plan.peak_after = chosen, peak
         plan.met = peak <= self.options.target
@@ -485,7 +600,7 @@ class _Planner:
         low, high = 1, len(candidates)
         while low <= high:
             middle = (low + high) // 2
-            reached = self.peak(chosen + _merge(candidates[:middle]))
+            reached = self.peak(chosen + self.merge(chosen, candidates[:middle]))
             if reached <= self.options.target:
                 best, high = (middle, reached), middle - 1
             else:
@@ -500,6 +615,10 @@ def _merge(plans: list[ValuePlan]) -> list[ValuePlan]:
     merged: dict[int, ValuePlan] = {}
     for plan in plans:
         key = id(plan.info)
+        if key in merged and merged[key].recompute != plan.recompute:
+            if not plan.recompute:
+                continue  # an offload never replaces a recomputation
+            del merged[key]  # a recomputation replaces the offload: one way per value
         if plan.initially_out:  # an argument left in its tier: one plan, kept whole
             merged[key] = ValuePlan(
                 plan.info,
@@ -511,7 +630,12 @@ def _merge(plans: list[ValuePlan]) -> list[ValuePlan]:
         elif key in merged:
             merged[key].gaps.append(plan.gaps[0])
         else:
-            merged[key] = ValuePlan(plan.info, list(plan.gaps), stored=True)
+            merged[key] = ValuePlan(
+                plan.info,
+                list(plan.gaps),
+                stored=not plan.recompute,
+                recompute=plan.recompute,
+            )
     for plan in merged.values():
         plan.gaps.sort(key=lambda g: g.after)
     return list(merged.values())
@@ -528,3 +652,25 @@ def plan_schedule(
     """The schedule `plan` runs as: what the IR with the plan written in extracts to."""
     options = PlanOptions(target=0, prefetch_distance=prefetch_distance)
     return _Planner(graph, hardware, options).schedule(plan.values)
+
+
+def offload_choices(
+    graph: ProgramGraph,
+    hardware: Hardware,
+    options: PlanOptions,
+    check_target: bool = True,
+) -> tuple[list[ValuePlan], list[ValuePlan]]:
+    """
+    What `plan_offload` chooses from: the plans the rules require, and the
+    optional candidates, best first (none unless `options.optional`). The
+    exact reference (`hyperoffload.planning.milp`) chooses from the same.
+    With `check_target`, a target below one op's working set is a `PlanError`.
+    """
+    planner = _Planner(graph, hardware, options)
+    if check_target:
+        planner.infeasible()
+    required = planner.mandatory()
+    if not options.optional:
+        return required, []
+    taken = {p.info.buffer for p in required if p.info.buffer is not None}
+    return required, planner.candidates(taken)

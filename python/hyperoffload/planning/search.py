@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.planning.loop import PlanningLoop, Trial
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.simulator import SimResult, simulate
+from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
 from hyperoffload.support.units import format_bytes
 
 SEARCH_STEPS = 12
@@ -74,7 +74,7 @@ class TargetSearch:
         start = time.perf_counter()
         try:
             trial = self.loop.trial(target)
-        except PlanError:
+        except (PlanError, SimulationError):  # no plan, or none the simulator runs
             trial = None
         self.tried.append(Tried(target, trial, time.perf_counter() - start))
         self.report(self.tried[-1])

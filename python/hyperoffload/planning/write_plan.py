@@ -4,7 +4,9 @@ Write a plan into the IR: the one place where planning touches a function.
 Each value plan becomes its ops: a store right after the producer, a detach
 after the use before each gap (`lazy`: right before the fetch), a prefetch
 before the op its plan names (`ValuePlan.fetch_op`), and the uses after each
-gap rewired to that gap's prefetch. A tagged argument left in its tier
+gap rewired to that gap's prefetch; a value computed again gets a clone of
+its producer right before the use after each gap instead (a plain upstream
+op: the program computes the same bits). A tagged argument left in its tier
 becomes a remote argument; one the plan keeps in HBM is tagged `hbm`.
 
 A plan that parks `%h` over its gap between ops 1 and 4 writes
@@ -117,6 +119,9 @@ def _write_value(
     """
     info = plan.info
     end = len(placement.ops)
+    if plan.recompute:
+        _write_recomputation(plan, placement)
+        return []
     current: SSAValue | None
     if plan.initially_out:  # a tagged argument becomes a remote copy
         index = function.args.index(info.value)  # type: ignore[arg-type]
@@ -168,6 +173,21 @@ def _write_value(
     ):
         placement.place_after(info.last_use, DetachOp(current))
     return prefetches
+
+
+def _write_recomputation(plan: ValuePlan, placement: _Placement) -> None:
+    """A clone of the producer right before the use after each gap, read from there on."""
+    info = plan.info
+    uses = placement.uses_by_position(info.value)
+    producer = placement.ops[info.producer]
+    clones: list[tuple[int, SSAValue]] = []
+    for gap in plan.gaps:
+        clone = producer.clone()
+        if info.value.name_hint:
+            clone.results[0].name_hint = info.value.name_hint
+        placement.place_before(gap.before, clone)
+        clones.append((gap.before, clone.results[0]))
+    _rewire(uses, clones)
 
 
 def _place_in_hbm(function: FuncOp, placed: list[ValueInfo]) -> None:

@@ -11,10 +11,11 @@ hw.link("remote").transfer_time(1 << 30, to_device=True)  # latency + bytes / ba
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 from hyperoffload.support.units import parse_duration, parse_rate, parse_size
@@ -126,28 +127,50 @@ def _describe(err: Exception) -> str:
     return f"missing key {err}" if isinstance(err, KeyError) else str(err)
 
 
+def _table(data: dict[str, Any], key: str, name: str) -> dict[str, Any]:
+    """The table `data[key]` (KeyError if it is missing)."""
+    value = data[key]
+    if not isinstance(value, dict):
+        raise ValueError(f"[{name}] must be a table, not {value!r}")
+    return cast(dict[str, Any], value)
+
+
 def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
-    device = data["device"]
-    for tier in data.get("tiers", {}):
+    device = _table(data, "device", "device")
+    tiers = _table(data, "tiers", "tiers") if "tiers" in data else {}
+    specs: dict[Tier, dict[str, Any]] = {}
+    for tier in tiers:
         if tier not in OFFLOAD_TIERS:
             raise ValueError(
                 f"unknown tier '{tier}' (expected one of {', '.join(OFFLOAD_TIERS)})"
             )
+        specs[Tier(tier)] = _table(tiers, tier, f"tiers.{tier}")
     links = {
-        Tier(tier): Link(
-            tier=Tier(tier),
+        tier: Link(
+            tier=tier,
             capacity=parse_size(spec["capacity"]),
             bandwidth_to_device=parse_rate(spec["bandwidth_to_device"]),
             bandwidth_from_device=parse_rate(spec["bandwidth_from_device"]),
             latency_s=parse_duration(spec.get("latency", 0)),
             duplex_efficiency=_fraction(spec, "duplex_efficiency"),
         )
-        for tier, spec in data.get("tiers", {}).items()
+        for tier, spec in specs.items()
     }
     if not links:
         raise ValueError("no [tiers.*] table: a device needs a tier to offload to")
-    peak = {str(k): float(v) for k, v in device["peak_flops"].items()}
-    if not peak or min(peak.values()) <= 0:
+    peak: dict[str, float] = {}
+    for dtype, flops in _table(device, "peak_flops", "device.peak_flops").items():
+        if (
+            isinstance(flops, bool)
+            or not isinstance(flops, int | float)
+            or not 0 < flops < math.inf
+        ):
+            raise ValueError(
+                "[device.peak_flops] needs a positive FLOP/s per dtype "
+                f"({dtype} = {flops!r})"
+            )
+        peak[dtype] = float(flops)
+    if not peak:
         raise ValueError("[device.peak_flops] needs a positive FLOP/s per dtype")
     compute_efficiency = _fraction(device, "compute_efficiency")
     return Hardware(
@@ -167,7 +190,10 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
 
 
 def _fraction(table: dict[str, Any], key: str, default: float = 1.0) -> float:
-    value = float(table.get(key, default))
+    raw = table.get(key, default)
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise ValueError(f"{key} = {raw!r}: expected a fraction in (0, 1]")
+    value = float(raw)
     if not 0 < value <= 1:
         raise ValueError(f"{key} = {value}: expected a fraction in (0, 1]")
     return value

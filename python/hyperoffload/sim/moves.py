@@ -45,16 +45,33 @@ class Move:
     wait_store: int | None = None
 
 
+@dataclass(frozen=True)
+class Recompute:
+    """
+    Keep `buffer` out of HBM over a gap by computing it again: free it after
+    compute step `release` and run `step` (a copy of its producer's compute
+    step that allocates it again) before compute step `use`.
+    """
+
+    buffer: int
+    release: int
+    use: int
+    step: Compute
+
+
 def apply_moves(
     schedule: Schedule,
     moves: list[Move],
     hardware: Hardware,
     releases: Sequence[tuple[int, int]] = (),
+    recomputes: Sequence[Recompute] = (),
 ) -> Schedule:
     """
-    The schedule with a store/free/prefetch/wait for each move, and a free of
-    each `(buffer, step)` in `releases` after that compute step. After a
-    step come its stores, then its waits for stores, then its frees.
+    The schedule with a store/free/prefetch/wait for each move, a free and a
+    recomputation for each of `recomputes`, and a free of each `(buffer,
+    step)` in `releases` after that compute step. After a step come its
+    stores, then its waits for stores, then its frees; before a step, its
+    fetches, then its recomputations.
     """
     buffers = [replace(b) for b in schedule.buffers]
     before: dict[int, list[Step]] = {}
@@ -99,6 +116,9 @@ def apply_moves(
         fetch = transfer(copy, device, copy.tier, to_device=True)
         before.setdefault(move.fetch, []).append(fetch)
         before.setdefault(move.use, []).append(Wait(fetch.id))
+    for recompute in recomputes:
+        after.setdefault(recompute.release, []).append((2, Free(recompute.buffer)))
+        before.setdefault(recompute.use, []).append(recompute.step)
     for buffer, step in releases:
         after.setdefault(step, []).append((2, Free(buffer)))
 

@@ -42,15 +42,29 @@ def report_dict(
     if result.oom is not None:
         report["oom_at"] = asdict(result.oom)
     if reference is not None:
-        report["slowdown_vs_none"] = result.makespan_s / reference.makespan_s - 1
-        report["peak_vs_none"] = result.peak_hbm_bytes / reference.peak_hbm_bytes - 1
+        report["slowdown_vs_none"] = _change(result.makespan_s, reference.makespan_s)
+        report["peak_vs_none"] = _change(
+            result.peak_hbm_bytes, reference.peak_hbm_bytes
+        )
     return report
+
+
+def _change(value: float, reference: float) -> float | None:
+    """`value / reference - 1`; None where that is undefined (`reference` is 0)."""
+    if reference == 0:
+        return 0.0 if value == 0 else None
+    return value / reference - 1
+
+
+def _percent(change: float | None) -> str:
+    return "n/a" if change is None else f"{change:+.1%}"
 
 
 def _versus(report: dict[str, Any]) -> str:
     if "slowdown_vs_none" not in report or report["policy"] == "none":
         return "-"
-    return f"peak {report['peak_vs_none']:+.1%}, time {report['slowdown_vs_none']:+.1%}"
+    peak, time = report["peak_vs_none"], report["slowdown_vs_none"]
+    return f"peak {_percent(peak)}, time {_percent(time)}"
 
 
 def format_table(reports: list[dict[str, Any]]) -> str:

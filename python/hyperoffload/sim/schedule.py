@@ -16,9 +16,10 @@ The JSON form is documented in `docs/schedule.md`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal, cast, get_args
 
 from hyperoffload.support.tiers import Tier
 
@@ -121,38 +122,203 @@ class Schedule:
         return json.dumps(self.to_json(), indent=1)
 
     @staticmethod
-    def from_json(data: dict[str, Any]) -> Schedule:
+    def from_json(data: Any) -> Schedule:
+        """
+        A schedule read from its JSON form, every field checked: its type,
+        buffer ids in range (a buffer's `id` is its index), transfer ids
+        unique, each `wait` after the transfer it names. Raises `ValueError`.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"expected an object, not {_json_type(data)}")
+        data = cast(dict[str, Any], data)
         if data.get("version") != SCHEDULE_VERSION:
             raise ValueError(
                 f"unsupported schedule version {data.get('version')!r} "
                 f"(expected {SCHEDULE_VERSION})"
             )
+        raw_buffers: list[Any] = _field(data, "buffers", list, "schedule")
+        buffers = [_buffer(raw, index) for index, raw in enumerate(raw_buffers)]
         steps: list[Step] = []
-        for raw in data["steps"]:
-            kind = raw.get("kind")
-            if kind not in _STEP_TYPES:
-                raise ValueError(f"unknown step kind {kind!r}")
-            step = _STEP_TYPES[kind](**raw)
+        transfers: set[int] = set()
+        raw_steps: list[Any] = _field(data, "steps", list, "schedule")
+        for index, raw in enumerate(raw_steps):
+            step = _step(raw, index, len(buffers))
             if isinstance(step, Transfer):
-                step.link = Tier(step.link)
+                if step.id in transfers:
+                    raise ValueError(f"steps[{index}]: transfer id {step.id} repeats")
+                transfers.add(step.id)
+            elif isinstance(step, Wait) and step.transfer not in transfers:
+                raise ValueError(
+                    f"steps[{index}]: waits for transfer {step.transfer}, "
+                    "which no earlier step starts"
+                )
             steps.append(step)
+        forward_end = data.get("forward_end")
+        if forward_end is not None and not _is_count(forward_end):
+            raise ValueError(
+                f"forward_end: expected a step index or null, not {forward_end!r}"
+            )
         return Schedule(
-            function=data["function"],
-            buffers=[_buffer(b) for b in data["buffers"]],
+            function=_field(data, "function", str, "schedule"),
+            buffers=buffers,
             steps=steps,
-            forward_end=data.get("forward_end"),
+            forward_end=forward_end,
         )
 
     @staticmethod
     def loads(text: str) -> Schedule:
         try:
-            return Schedule.from_json(json.loads(text))
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as err:
+            raise ValueError(f"malformed schedule: {err}") from None
+        try:
+            return Schedule.from_json(data)
+        except ValueError as err:
             raise ValueError(f"malformed schedule: {err}") from None
 
 
-def _buffer(raw: dict[str, Any]) -> Buffer:
-    """A buffer read from JSON, its tiers checked."""
-    buffer = Buffer(**raw)
-    buffer.tier, buffer.home = Tier(buffer.tier), Tier(buffer.home)
-    return buffer
+_BUFFER_KINDS: tuple[str, ...] = get_args(BufferKind)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _field(raw: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    """`raw[key]`, which must be present and of `kind` (a boolean is no number)."""
+    if key not in raw:
+        raise ValueError(f"{where}: missing field '{key}'")
+    value = raw[key]
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ValueError(
+            f"{where}: '{key}' must be {_json_type(kind())}, not {_json_type(value)}"
+        )
+    return value
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _count(raw: dict[str, Any], key: str, where: str) -> int:
+    value = raw.get(key)
+    if not _is_count(value):
+        raise ValueError(f"{where}: '{key}' must be a count (>= 0), not {value!r}")
+    return cast(int, value)
+
+
+def _number(raw: dict[str, Any], key: str, where: str) -> float:
+    value = raw.get(key)
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(
+            f"{where}: '{key}' must be a finite number >= 0, not {value!r}"
+        )
+    return float(value)
+
+
+def _tier(raw: dict[str, Any], key: str, where: str) -> Tier:
+    value = raw.get(key)
+    if not isinstance(value, str) or value not in {t.value for t in Tier}:
+        tiers = ", ".join(Tier)
+        raise ValueError(f"{where}: '{key}' must be one of {tiers}, not {value!r}")
+    return Tier(value)
+
+
+def _check_keys(raw: dict[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ValueError(f"{where}: unknown field(s) {', '.join(unknown)}")
+
+
+def _object(raw: object, where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: expected an object, not {_json_type(raw)}")
+    return cast(dict[str, Any], raw)
+
+
+def _buffer(raw: object, index: int) -> Buffer:
+    """Buffer `index` read from JSON, every field checked."""
+    where = f"buffers[{index}]"
+    fields_ = _object(raw, where)
+    _check_keys(fields_, {f.name for f in fields(Buffer)}, where)
+    if _count(fields_, "id", where) != index:
+        raise ValueError(
+            f"{where}: 'id' is {fields_['id']}; a buffer's id is its index"
+        )
+    kind = _field(fields_, "kind", str, where)
+    if kind not in _BUFFER_KINDS:
+        kinds = ", ".join(_BUFFER_KINDS)
+        raise ValueError(f"{where}: 'kind' must be one of {kinds}, not {kind!r}")
+    pinned = _field(fields_, "pinned", bool, where) if "pinned" in fields_ else False
+    initial = _field(fields_, "initial", bool, where) if "initial" in fields_ else False
+    return Buffer(
+        id=index,
+        name=_field(fields_, "name", str, where),
+        bytes=_count(fields_, "bytes", where),
+        tier=_tier(fields_, "tier", where),
+        kind=kind,
+        home=_tier(fields_, "home", where) if "home" in fields_ else Tier.HBM,
+        pinned=pinned,
+        initial=initial,
+    )
+
+
+def _buffer_id(value: object, buffers: int, where: str) -> int:
+    if not _is_count(value) or cast(int, value) >= buffers:
+        raise ValueError(
+            f"{where}: {value!r} is not a buffer id (there are {buffers} buffers)"
+        )
+    return cast(int, value)
+
+
+def _buffer_ids(raw: dict[str, Any], key: str, buffers: int, where: str) -> list[int]:
+    values: list[Any] = _field(raw, key, list, where) if key in raw else []
+    return [_buffer_id(v, buffers, f"{where}: '{key}'") for v in values]
+
+
+def _step(raw: object, index: int, buffers: int) -> Step:
+    """Step `index` read from JSON, every field checked."""
+    where = f"steps[{index}]"
+    fields_ = _object(raw, where)
+    kind = fields_.get("kind")
+    if not isinstance(kind, str) or kind not in _STEP_TYPES:
+        raise ValueError(f"{where}: unknown step kind {kind!r}")
+    _check_keys(fields_, {f.name for f in fields(_STEP_TYPES[kind])}, where)
+    if kind == "compute":
+        return Compute(
+            name=_field(fields_, "name", str, where),
+            loc=_field(fields_, "loc", str, where),
+            time_s=_number(fields_, "time_s", where),
+            flops=_number(fields_, "flops", where),
+            bytes=_count(fields_, "bytes", where),
+            reads=_buffer_ids(fields_, "reads", buffers, where),
+            allocs=_buffer_ids(fields_, "allocs", buffers, where),
+            frees=_buffer_ids(fields_, "frees", buffers, where),
+        )
+    if kind == "transfer":
+        return Transfer(
+            id=_count(fields_, "id", where),
+            source=_buffer_id(fields_.get("source"), buffers, f"{where}: 'source'"),
+            dest=_buffer_id(fields_.get("dest"), buffers, f"{where}: 'dest'"),
+            bytes=_count(fields_, "bytes", where),
+            link=_tier(fields_, "link", where),
+            to_device=_field(fields_, "to_device", bool, where),
+        )
+    if kind == "wait":
+        return Wait(transfer=_count(fields_, "transfer", where))
+    return Free(buffer=_buffer_id(fields_.get("buffer"), buffers, f"{where}: 'buffer'"))

@@ -388,7 +388,7 @@ class _Run:
             elif isinstance(step, Transfer):
                 self._transfer(step)
             elif isinstance(step, Wait):
-                self.now = max(self.now, self.transfer_end[step.transfer])
+                self._wait(step)
             else:
                 self._free_step(step)
         self._release_until(float("inf"))
@@ -457,6 +457,15 @@ class _Run:
             )
             self.copy_ready[step.dest] = end
         self.transfer_end[step.id] = end
+
+    def _wait(self, step: Wait) -> None:
+        end = self.transfer_end.get(step.transfer)
+        if end is None:
+            raise SimulationError(
+                f"step {self.step_index} waits for transfer {step.transfer}, "
+                "which no earlier step started"
+            )
+        self.now = max(self.now, end)
 
     def _free_step(self, step: Free) -> None:
         if step.buffer not in self.resident:

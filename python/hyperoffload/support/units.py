@@ -8,6 +8,7 @@ parse_rate("33.6GB/s") == 33.6e9
 ```
 """
 
+import math
 import re
 
 _UNITS = {
@@ -36,17 +37,49 @@ def _quantity(text: str, what: str, example: str) -> float:
     return float(match[1]) * _UNITS[unit]
 
 
+def _number(text: object, what: str, example: str) -> float | None:
+    """
+    `text` if it is a number (finite and not negative); None if it is a
+    string, to be read with its unit. Raises `ValueError` for anything else.
+    """
+    if isinstance(text, str):
+        return None
+    if isinstance(text, bool) or not isinstance(text, int | float):
+        raise ValueError(f"invalid {what} {text!r}: expected e.g. {example}")
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"invalid {what} {text!r}: expected a finite number >= 0")
+    return value
+
+
+def _finite(value: float, text: str, what: str) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"invalid {what} '{text}': it is not finite")
+    return value
+
+
 def parse_size(text: str | int | float) -> int:
     """Bytes in `text`: a number with an optional unit (B, KB..TB, KiB..TiB)."""
-    if isinstance(text, int | float):
-        return int(text)
-    return int(_quantity(text, "size", "64GB or 512MiB"))
+    example = "64GB or 512MiB"
+    value = _number(text, "size", example)
+    if isinstance(text, int) and value is not None:
+        return text  # exact, however large
+    if value is None:
+        value = _finite(_quantity(str(text), "size", example), str(text), "size")
+    return int(value)
 
 
 def parse_rate(text: str | int | float) -> float:
-    """Bytes per second in `text`, e.g. `33.6GB/s`."""
-    if isinstance(text, int | float):
-        return float(text)
+    """Bytes per second in `text`, e.g. `33.6GB/s`; positive and finite."""
+    value = _number(text, "rate", "33.6GB/s")
+    if value is None:
+        value = _finite(_rate(str(text)), str(text), "rate")
+    if value <= 0:
+        raise ValueError(f"invalid rate {text!r}: it must be positive")
+    return value
+
+
+def _rate(text: str) -> float:
     stripped = text.strip()
     if not stripped.endswith("/s"):
         raise ValueError(
@@ -77,12 +110,15 @@ _DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|ns)
 
 
 def parse_duration(text: str | int | float) -> float:
-    """Seconds in `text`, e.g. `10us`, `1.5ms`, `0.2` (seconds)."""
-    if isinstance(text, int | float):
-        return float(text)
-    match = _DURATION.fullmatch(text)
+    """Seconds in `text`, e.g. `10us`, `1.5ms`, `0.2` (seconds); finite, >= 0."""
+    value = _number(text, "duration", "10us, 1.5ms or 0.2s")
+    if value is not None:
+        return value
+    match = _DURATION.fullmatch(str(text))
     if match is None:
         raise ValueError(
             f"invalid duration '{text}': expected e.g. 10us, 1.5ms or 0.2s"
         )
-    return float(match[1]) * _TIME_UNITS[match[2] or "s"]
+    return _finite(
+        float(match[1]) * _TIME_UNITS[match[2] or "s"], str(text), "duration"
+    )

@@ -9,7 +9,7 @@ coerce([1.0, 1.00390625], bf16)  # [1.0, 1.0]: rounded to bf16
 ```
 """
 
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException
-from xdsl.utils.hints import isa
 
 from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.ir.diagnostics import location_of
@@ -52,8 +51,8 @@ def element_type(type_: Attribute) -> Attribute:
     """The element type of a (remote) tensor type; a scalar type itself."""
     if isinstance(type_, RemoteType):
         type_ = type_.tensor
-    if isa(type_, TensorType[Attribute]):
-        return type_.get_element_type()
+    if isinstance(type_, TensorType):  # not `isa`: this runs once per value
+        return cast(TensorType[Attribute], type_).get_element_type()
     return type_
 
 

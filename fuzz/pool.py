@@ -1,0 +1,190 @@
+"""
+A pool of forked worker processes that runs fuzz cases with a timeout each.
+
+Each worker is forked from the driver (so it starts with everything the
+driver imported), runs cases one at a time and is replaced after `recycle`
+cases, after a crash (it died: a signal or an exit) or after a hang (it ran
+past the timeout and was killed). `run_cases` yields every case with its
+result: what the worker returned, or a `Died` saying how it ended.
+
+```python
+for case, result in run_cases(cases, check, jobs=2, timeout=60):
+    ...
+```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import resource
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Died:
+    """A case whose worker did not answer."""
+
+    outcome: str
+    """`crash` (the worker died) or `hang` (killed after the timeout)."""
+    detail: str
+
+
+def quiet_worker(memory_limit: int | None) -> None:
+    """
+    Worker set-up: file descriptors 1 and 2 go to /dev/null (the cases'
+    Python output is captured in-process; this silences what native code and
+    child processes print), and the address space is capped so that a case
+    allocating without bound fails with MemoryError instead of exhausting
+    the machine.
+    """
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    if memory_limit:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
+
+def _serve(
+    connection: Connection,
+    function: Callable[[Any], Any],
+    memory_limit: int | None,
+    initializer: Callable[[], None] | None,
+) -> None:
+    quiet_worker(memory_limit)
+    if initializer is not None:
+        initializer()
+    while True:
+        try:
+            case = connection.recv()
+        except EOFError:
+            return
+        if case is None:
+            return
+        try:
+            result = function(case)
+        except BaseException as err:  # noqa: BLE001 -- the driver classifies it
+            result = Died("traceback", f"escaped the case runner: {err!r}")
+        connection.send(result)
+
+
+class _Worker:
+    def __init__(
+        self,
+        function: Callable[[Any], Any],
+        memory_limit: int | None,
+        initializer: Callable[[], None] | None,
+    ) -> None:
+        context = multiprocessing.get_context("fork")
+        self.connection, child = context.Pipe()
+        self.process: BaseProcess = context.Process(
+            target=_serve,
+            args=(child, function, memory_limit, initializer),
+            daemon=True,
+        )
+        self.process.start()
+        child.close()
+        self.case: Any = None
+        self.started = 0.0
+        self.done = 0
+
+    def submit(self, case: Any) -> None:
+        self.case = case
+        self.started = time.monotonic()
+        self.connection.send(case)
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.connection.send(None)
+        self.process.join(5)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.connection.close()
+
+
+def _how_it_died(process: BaseProcess) -> str:
+    process.join(5)
+    code = process.exitcode
+    if code is None:
+        return "the worker closed its pipe"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"the worker exited with status {code}"
+
+
+def run_cases(
+    cases: Iterable[Any],
+    function: Callable[[Any], Any],
+    jobs: int = 1,
+    timeout: float = 60.0,
+    recycle: int = 200,
+    memory_limit: int | None = 4 << 30,
+    initializer: Callable[[], None] | None = None,
+) -> Iterator[tuple[Any, Any]]:
+    """
+    Run `function(case)` for every case in `jobs` forked workers (each runs
+    `initializer` first); yield
+    (case, result) as each ends, in completion order. A worker that dies
+    gives `Died("crash", ...)`, one that runs past `timeout` seconds is killed
+    and gives `Died("hang", ...)`.
+    """
+    pending = iter(cases)
+    idle: list[_Worker] = []
+    busy: list[_Worker] = []
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(busy) < jobs:
+                case = next(pending, None)
+                if case is None:
+                    exhausted = True
+                    break
+                worker = (
+                    idle.pop() if idle else _Worker(function, memory_limit, initializer)
+                )
+                worker.submit(case)
+                busy.append(worker)
+            if not busy:
+                return
+            now = time.monotonic()
+            soonest = min(w.started + timeout for w in busy)
+            ready = wait([w.connection for w in busy], max(0.0, soonest - now))
+            now = time.monotonic()
+            for worker in list(busy):
+                result: Any
+                if worker.connection in ready:
+                    try:
+                        result = worker.connection.recv()
+                    except (EOFError, OSError):
+                        result = Died("crash", _how_it_died(worker.process))
+                elif now - worker.started >= timeout:
+                    result = Died("hang", f"no answer after {timeout:.0f} s")
+                else:
+                    continue
+                busy.remove(worker)
+                worker.done += 1
+                if isinstance(result, Died) and result.outcome != "traceback":
+                    worker.kill()
+                elif worker.done >= recycle:
+                    worker.stop()
+                else:
+                    idle.append(worker)
+                yield worker.case, result
+    finally:
+        for worker in idle + busy:
+            worker.kill()

@@ -1,0 +1,450 @@
+"""
+Regression tests for the bugs the fuzzers (`fuzz/`, `make fuzz`) found and
+that are fixed: each input made a tool print an internal error (a Python
+traceback), hang, fail without an `error:` line, reject valid input or
+accept invalid input. Each runs the tool's `main`
+in-process, as the fuzzer does, and wants a diagnostic (exit status 1 and an
+`error:` line) or, for valid input, success.
+"""
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fuzz.pool import Died, run_cases
+from fuzz.run import Case, Result, run_case
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.schedule import Compute, Schedule, Wait
+from hyperoffload.sim.simulator import SimulationError, simulate
+from hyperoffload.support.units import parse_duration, parse_rate, parse_size
+from hyperoffload.tools.hyperoffload_opt import main as opt_main
+from hyperoffload.tools.hyperoffload_sim import main as sim_main
+
+ROOT = Path(__file__).resolve().parents[3]
+MLP = ROOT / "examples" / "offload_mlp.mlir"
+ROUND = (ROOT / "test" / "inputs" / "round.toml").read_text()
+
+Tool = Callable[[list[str]], int]
+
+
+def _program(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "input.mlir"
+    path.write_text(text)
+    return str(path)
+
+
+def _run(
+    capsys: pytest.CaptureFixture[str], tool: Tool, *args: str
+) -> tuple[int, str, str]:
+    status = tool(list(args))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _assert_diagnosed(status: int, err: str, *wanted: str) -> None:
+    assert "internal error" not in err, err
+    assert status == 1, err
+    assert "error:" in err, err
+    for text in wanted:
+        assert text in err, err
+
+
+# --- schedule JSON (fuzz group `sim-json`) -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def schedule() -> dict[str, Any]:
+    """The schedule of the planned MLP, as `-t hyperoffload-schedule` writes it."""
+    from hyperoffload.analysis.cost import CostModel
+    from hyperoffload.analysis.extract import extract_schedule, main_function
+    from hyperoffload.ir.context import make_context
+    from hyperoffload.ir.parsing import parse_mlir
+
+    module = parse_mlir(make_context(), MLP.read_text(), str(MLP))
+    costs = CostModel(load_hardware("ascend-910c"))
+    return extract_schedule(main_function(module), costs).to_json()
+
+
+def _first(data: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next(s for s in data["steps"] if s["kind"] == kind)
+
+
+MALFORMED_SCHEDULES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    # AttributeError: 'list' object has no attribute 'get'
+    "a-step-is-an-array": lambda d: d["steps"].__setitem__(0, [1, 2]),
+    "a-step-is-a-string": lambda d: d["steps"].__setitem__(0, "compute"),
+    "the-schedule-is-an-array": lambda d: [d],
+    "buffers-is-an-object": lambda d: d.__setitem__("buffers", {}),
+    # IndexError in the simulator
+    "a-read-out-of-range": lambda d: _first(d, "compute").__setitem__("reads", [99]),
+    "a-free-out-of-range": lambda d: d["steps"].append({"kind": "free", "buffer": -1}),
+    # KeyError in the simulator
+    "a-wait-before-its-transfer": lambda d: d["steps"].insert(
+        0, {"kind": "wait", "transfer": 0}
+    ),
+    "negative-bytes": lambda d: d["buffers"][0].__setitem__("bytes", -1),
+    "boolean-bytes": lambda d: d["buffers"][0].__setitem__("bytes", True),
+    "nan-time": lambda d: _first(d, "compute").__setitem__("time_s", math.nan),
+    "an-id-that-is-not-the-index": lambda d: d["buffers"][1].__setitem__("id", 0),
+    "an-unknown-tier": lambda d: _first(d, "transfer").__setitem__("link", "nvme"),
+    "a-repeated-transfer-id": lambda d: d["steps"].append(_first(d, "transfer")),
+    "an-unknown-field": lambda d: d["buffers"][0].__setitem__("extra", 1),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(MALFORMED_SCHEDULES))
+def test_a_malformed_schedule_is_a_diagnostic(
+    mutation: str,
+    schedule: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(json.dumps(schedule))
+    replaced = MALFORMED_SCHEDULES[mutation](data)
+    path = tmp_path / "schedule.json"
+    path.write_text(json.dumps(data if replaced is None else replaced))
+    status, _, err = _run(capsys, sim_main, str(path), "--policy", "plan")
+    _assert_diagnosed(status, err, "malformed schedule")
+
+
+def test_a_schedule_still_round_trips(
+    schedule: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert Schedule.from_json(schedule).to_json() == schedule
+    path = tmp_path / "schedule.json"
+    path.write_text(json.dumps(schedule))
+    status, _, err = _run(capsys, sim_main, str(path), "--policy", "none")
+    assert status == 0, err
+
+
+def test_a_wait_for_a_transfer_never_started_is_a_simulation_error() -> None:
+    schedule = Schedule("f", [], [Wait(3), Compute("op", "", 1.0, 0.0, 0)])
+    with pytest.raises(SimulationError, match="waits for transfer 3"):
+        simulate(schedule, load_hardware("ascend-910c"))
+
+
+# --- hardware TOML (fuzz group `hardware`) ----------------------------------------
+
+MALFORMED_HARDWARE: dict[str, tuple[str, str]] = {
+    # AttributeError: 'list' object has no attribute 'items'
+    "tiers-is-an-array": ('[tiers.remote]\ncapacity = "1GB"', "tiers = [1, 2]\n[x]"),
+    # AttributeError: 'list' object has no attribute 'strip'
+    "a-rate-is-an-array": ('hbm_bandwidth = "1GB/s"', "hbm_bandwidth = [1]"),
+    "peak-flops-is-an-array": ("[device.peak_flops]\nf32 = 1e9", "peak_flops = [1e9]"),
+    # OverflowError: cannot convert float infinity to integer
+    "an-infinite-size": ('hbm_capacity = "1MB"', 'hbm_capacity = "1e400GB"'),
+    # ZeroDivisionError when a transfer is priced
+    "a-zero-bandwidth": (
+        'bandwidth_to_device = "100MB/s"',
+        'bandwidth_to_device = "0MB/s"',
+    ),
+    "a-negative-latency": ('latency = "0us"', "latency = -5"),
+    "a-boolean-efficiency": ("compute_efficiency = 1.0", "compute_efficiency = true"),
+    "a-nan-flops": ("f32 = 1e9", "f32 = nan"),
+}
+
+
+def _hardware(tmp_path: Path, case: str) -> Path:
+    old, new = MALFORMED_HARDWARE[case]
+    assert old in ROUND
+    path = tmp_path / "hw.toml"
+    text = ROUND.replace(old, new)
+    if case == "tiers-is-an-array":  # the [tiers.remote] table goes with it
+        text = text.split("[tiers.remote]")[0].replace(old, "") + "tiers = [1, 2]\n"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_HARDWARE))
+def test_a_malformed_hardware_file_is_a_diagnostic(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _hardware(tmp_path, case)
+    status, _, err = _run(capsys, sim_main, str(MLP), "--hardware", str(path))
+    _assert_diagnosed(status, err, "hw.toml")
+    spec = f'hyperoffload-pipeline{{hardware="{path}"}}'
+    status, _, err = _run(capsys, opt_main, str(MLP), "-p", spec)
+    _assert_diagnosed(status, err, "hw.toml")
+
+
+def test_a_pass_failure_without_a_location_is_still_an_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to print `hw.toml: malformed hardware file: ...` with no `error:`."""
+    path = tmp_path / "hw.toml"
+    path.write_text(ROUND.replace('capacity = "1GB"\n', ""))
+    spec = f'hyperoffload-insert{{hardware="{path}"}}'
+    status, _, err = _run(capsys, opt_main, str(MLP), "-p", spec)
+    _assert_diagnosed(status, err, "hyperoffload-opt: error: ", "missing key")
+
+
+@pytest.mark.parametrize("capacity", ["1e400", "1e400GB"])
+def test_an_infinite_capacity_is_a_diagnostic(
+    capacity: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _, err = _run(capsys, sim_main, str(MLP), "--hbm-capacity", capacity)
+    _assert_diagnosed(status, err, "not finite")
+    spec = f"hyperoffload-pipeline{{hbm-capacity={capacity}}}"
+    status, _, err = _run(capsys, opt_main, str(MLP), "-p", spec)
+    _assert_diagnosed(status, err, "not finite")
+
+
+@pytest.mark.parametrize(
+    ("parse", "value"),
+    [
+        (parse_size, math.inf),
+        (parse_size, math.nan),
+        (parse_size, -1),
+        (parse_size, True),
+        (parse_size, [1]),
+        (parse_size, "1e400GB"),
+        (parse_rate, 0),
+        (parse_rate, "0GB/s"),
+        (parse_rate, -1.0),
+        (parse_rate, [1]),
+        (parse_rate, "1e400GB/s"),
+        (parse_duration, -5),
+        (parse_duration, "1e400s"),
+        (parse_duration, None),
+    ],
+)
+def test_units_reject_what_no_device_has(
+    parse: Callable[[Any], Any], value: Any
+) -> None:
+    with pytest.raises(ValueError, match="invalid"):
+        parse(value)
+
+
+def test_units_still_read_what_they_did() -> None:
+    assert parse_size(2**70) == 2**70
+    assert parse_size(1.5e3) == 1500
+    assert parse_size("512MiB") == 512 * 2**20
+    assert parse_rate("33.6GB/s") == pytest.approx(33.6e9)
+    assert parse_rate(5) == 5.0
+    assert parse_duration(0) == 0.0
+    assert parse_duration("10us") == pytest.approx(1e-5)
+
+
+# --- programs (fuzz groups `opt-ir`, `sim-ir`) ------------------------------------
+
+ONLY_TRANSFERS = """
+func.func @only_transfers(%x: tensor<4x8xf32>, %w: !hyperoffload.remote<tensor<8x8xf32>>)
+    -> (tensor<4x8xf32>, tensor<8x8xf32>) {
+  %wd = hyperoffload.prefetch %w : !hyperoffload.remote<tensor<8x8xf32>> -> tensor<8x8xf32>
+  func.return %x, %wd : tensor<4x8xf32>, tensor<8x8xf32>
+}
+"""
+
+
+def test_a_program_that_computes_nothing_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ZeroDivisionError: the `none` run of it takes no time."""
+    path = tmp_path / "transfers.mlir"
+    path.write_text(ONLY_TRANSFERS)
+    status, out, err = _run(capsys, sim_main, str(path), "--policy", "all", "--json")
+    assert status == 0, err
+    by_policy = {r["policy"]: r for r in json.loads(out)["results"]}
+    assert by_policy["none"]["makespan_s"] == 0
+    assert by_policy["plan"]["slowdown_vs_none"] is None  # undefined
+    assert by_policy["distance"]["slowdown_vs_none"] == 0
+    status, out, err = _run(capsys, sim_main, str(path), "--policy", "all")
+    assert status == 0, err
+    assert "time n/a" in out
+
+
+STORE_BEFORE_DEFINITION = """
+func.func @train(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %h = arith.mulf %x, %x : tensor<1024xf32>
+  %fz = hyperoffload.store %c : tensor<1024xf32> -> !hyperoffload.remote<tensor<1024xf32>, host>
+  %c = arith.addf %h, %h : tensor<1024xf32>
+  func.return %c : tensor<1024xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--policy", "reactive-lru"],  # the fuzz case (KeyError in the extractor)
+        ["--policy", "plan"],
+    ],
+)
+def test_a_store_before_the_definition_is_a_diagnostic_in_the_simulator(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "early.mlir"
+    path.write_text(STORE_BEFORE_DEFINITION)
+    status, _, err = _run(capsys, sim_main, str(path), *args)
+    _assert_diagnosed(status, err, "early.mlir:4:3: error: 'hyperoffload.store'")
+
+
+def test_the_simulator_verifies_what_it_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A detach of a tensor before its definition: a KeyError in the extractor."""
+    path = tmp_path / "detach.mlir"
+    path.write_text(
+        MLP.read_text().replace(
+            "  %hs = hyperoffload.store %h",
+            "  hyperoffload.detach %e2 : tensor<8x16xf32>\n  %hs = hyperoffload.store %h",
+        )
+    )
+    status, _, err = _run(capsys, sim_main, str(path))
+    _assert_diagnosed(status, err, "detach.mlir:")
+
+
+def test_a_negative_prefetch_distance_is_not_an_internal_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """
+    It planned a wait before its transfer and the simulator raised KeyError.
+    (That the option is accepted at all is reported: test_reported_bugs.py.)
+    """
+    program = str(ROOT / "test" / "passes" / "pipeline.mlir")
+    for name in ("hyperoffload-insert", "hyperoffload-pipeline"):
+        spec = f"{name}{{prefetch-distance=-1}}"
+        status, _, err = _run(capsys, opt_main, program, "-p", spec)
+        _assert_diagnosed(status, err)
+
+
+# --- found by the fuzzers and fixed in hyperoffload.ir, the passes, planning ------
+# (parsing and xdsl_fixes, the verifier, the pass options, the planner)
+
+NESTED_GENERIC = """
+#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%x : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %inner = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : tensor<4xf32>) outs(%x : tensor<4xf32>) {
+    ^bb1(%b: f32, %p: f32):
+      linalg.yield %b : f32
+    } -> tensor<4xf32>
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+"""
+
+
+def test_a_generic_nested_in_a_generic_parses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AttributeError: RoundTripGenericOp.parse patched the parser per op; the
+    inner generic removed the patch that the outer one removed again."""
+    status, _, err = _run(capsys, opt_main, _program(tmp_path, NESTED_GENERIC))
+    assert status == 0, err
+
+
+MATMUL_ONE_INPUT = """
+func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %y = linalg.matmul ins(%a : tensor<4x4xf32>) outs(%a : tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %y : tensor<4x4xf32>
+}
+"""
+
+F16_HEX_TOO_WIDE = """
+func.func @f() -> f16 {
+  %c = arith.constant 0x7FC00000 : f16
+  func.return %c : f16
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "text", [MATMUL_ONE_INPUT, F16_HEX_TOO_WIDE], ids=["matmul-one-input", "f16-hex"]
+)
+def test_what_xdsl_builders_raise_is_a_diagnostic(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """IndexError, OverflowError: only VerifyException and AssertionError of
+    xDSL's op builders were diagnostics."""
+    status, _, err = _run(capsys, opt_main, _program(tmp_path, text))
+    _assert_diagnosed(status, err)
+
+
+UNTERMINATED_STRING = """
+func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %y = linalg.matmul ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>" outs(%a : tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %y : tensor<4x4xf32>
+}
+"""
+
+
+def test_an_unterminated_string_literal_is_a_prompt_diagnostic() -> None:
+    """A hang: xDSL's string-literal regex backtracked exponentially on an
+    unterminated literal (hours for ~50 characters)."""
+    case = Case(0, "opt-ir", "hyperoffload-opt", ["input.mlir"], {"input.mlir": UNTERMINATED_STRING}, "")  # fmt: skip
+    [(_, result)] = list(run_cases([case], run_case, timeout=5))
+    assert not isinstance(result, Died), result.detail
+    assert isinstance(result, Result)
+    assert result.outcome == "diagnosed", result.stderr
+
+
+USE_BEFORE_DEFINITION = """
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = arith.addf %b, %b : tensor<4xf32>
+  %b = arith.addf %x, %x : tensor<4xf32>
+  func.return %a : tensor<4xf32>
+}
+"""
+
+
+def test_a_use_before_the_definition_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Dominance was not verified: the program was accepted and planned."""
+    status, _, err = _run(capsys, opt_main, _program(tmp_path, USE_BEFORE_DEFINITION))
+    _assert_diagnosed(status, err)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["hyperoffload-move-window{alpha=0}", "hyperoffload-pipeline{max-slowdown=0}"],
+)
+def test_a_float_option_takes_an_integer(
+    spec: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`alpha=0`, as docs/passes.md writes it, was rejected: 'Incompatible types:
+    given (0,), expected <class 'float'>'."""
+    program = str(ROOT / "test" / "passes" / "pipeline.mlir")
+    status, _, err = _run(capsys, opt_main, program, "-p", spec)
+    assert status == 0, err
+
+
+def test_a_negative_prefetch_distance_is_rejected_as_an_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """It was accepted; the plan waited for a transfer before issuing it."""
+    program = str(ROOT / "test" / "passes" / "pipeline.mlir")
+    spec = "hyperoffload-insert{prefetch-distance=-1}"
+    status, _, err = _run(capsys, opt_main, program, "-p", spec)
+    _assert_diagnosed(status, err)
+    assert "prefetch-distance" in err
+
+
+ONLY_VIEWED_ARGUMENT = """
+func.func @f(%a0: tensor<4x4xf32> {hyperoffload.tier = #hyperoffload.tier<host>},
+             %a1: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %c = tensor.collapse_shape %a0 [[0, 1]] : tensor<4x4xf32> into tensor<16xf32>
+  %x = tensor.expand_shape %c [[0, 1]] output_shape [4, 4] : tensor<16xf32> into tensor<4x4xf32>
+  %r = arith.addf %a1, %a1 : tensor<4x4xf32>
+  func.return %r : tensor<4x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["hyperoffload-insert", "hyperoffload-pipeline"])
+def test_an_argument_read_only_by_unused_views_is_planned(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every target failed with 'free of %a0, which is not resident'."""
+    program = _program(tmp_path, ONLY_VIEWED_ARGUMENT)
+    status, _, err = _run(capsys, opt_main, program, "-p", name)
+    assert status == 0, err
