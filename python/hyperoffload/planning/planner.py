@@ -326,9 +326,20 @@ class _Planner:
                 continue
             for position, value in enumerate(returned):
                 tier = result_tiers[position] if position < len(result_tiers) else None
-                if value is info.value and tier is not None:
+                if value is info.value and tier is not None and self.owns(info):
                     plans.append(self._write_back(info, tier))
         return plans
+
+    def owns(self, info: ValueInfo) -> bool:
+        """
+        Whether `info` may be written back alone: its buffer is its own (it is
+        not a view of a value made before it) and no other value in it is
+        returned (the caller would get that one in HBM). Views read inside the
+        function are fine: the buffer is released after their last use.
+        """
+        assert info.buffer is not None
+        others = [o for o in self.aliases.get(info.buffer, []) if o is not info]
+        return not any(o.producer < info.producer or o.returned for o in others)
 
     def _write_back(self, info: ValueInfo, tier: Tier) -> ValuePlan:
         """

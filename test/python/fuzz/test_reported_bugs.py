@@ -1,8 +1,7 @@
 """
-Open bugs the fuzzers (`fuzz/`, `make fuzz`) found, in `hyperoffload.planning`
-and the passes: each test states the behaviour wanted and is a strict xfail
-until it is fixed, so that the fix shows up as an XPASS (then move it to
-test_regressions.py). Each input is a minimal reproducer (the programs in
+Bugs the fuzzers (`fuzz/`, `make fuzz`) found in `hyperoffload.planning` and
+the passes: each test states the behaviour wanted; those still open are
+strict xfails, so that a fix shows up as an XPASS. Each input is a minimal reproducer (the programs in
 test/inputs/fuzz are generated DAGs the differential fuzzer reported).
 """
 
@@ -71,13 +70,6 @@ def test_a_plan_never_peaks_above_the_unplanned_program(
     assert report["peak_hbm_bytes"] <= unplanned
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="planning: the written-back result %x31 is a view of the fetched "
-    "%a0_1; the plan stores and detaches the view, freeing the buffer %a0_1 still "
-    "reads (the residency verifier, which sees values and not buffers, accepts "
-    "it; the simulator rejects it)",
-)
 def test_a_plan_never_detaches_a_buffer_still_read_through_another_view(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -101,13 +93,6 @@ func.func @f(%a0: tensor<16x16xf32> {hyperoffload.tier = #hyperoffload.tier<remo
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="planning: %u is written back while its view %x2 is returned; the "
-    "pipeline writes `hyperoffload.detach %u` after `func.return` ('detach "
-    "terminates block ... but is not a terminator'; insert alone detaches the "
-    "buffer that is returned)",
-)
 def test_a_written_back_result_returned_through_a_view_is_planned(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -147,12 +132,6 @@ func.func @f(%a0: tensor<16x16xf32> {hyperoffload.tier = #hyperoffload.tier<remo
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="planning: a remote argument returned (written back) through a view "
-    "gets a free before its fetch; every target fails with 'free of %a0, which "
-    "is not resident'",
-)
 @pytest.mark.parametrize("name", ["hyperoffload-insert", "hyperoffload-pipeline"])
 def test_an_argument_written_back_through_a_view_is_planned(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
