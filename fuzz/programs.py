@@ -353,46 +353,32 @@ class Builder:
 
     def momentum(self, state: str, grad: str, shape: Shape) -> str:
         """`0.5 * state + grad`."""
-
-        def body(args: list[str], _: str) -> tuple[list[str], str]:
-            lines: list[str] = []
-            beta = self.scalar(0.5, lines)
-            scaled, result = self.fresh("s"), self.fresh("s")
-            lines += [
-                f"    {scaled} = arith.mulf {args[0]}, {beta} : {self.element}",
-                f"    {result} = arith.addf {scaled}, {args[1]} : {self.element}",
-            ]
-            return lines, result
-
-        dims = ["d0", "d1"]
-        return self.generic(
-            [(state, shape, dims), (grad, shape, dims)],
-            shape,
-            dims,
-            ["parallel"] * 2,
-            body,
-        )
+        return self._scaled_pair(state, grad, shape, 0, 0.5, "addf")
 
     def sgd(self, weight: str, step: str, shape: Shape) -> str:
         """`weight - 0.125 * step`."""
+        return self._scaled_pair(weight, step, shape, 1, 0.125, "subf")
+
+    def _scaled_pair(
+        self, a: str, b: str, shape: Shape, scaled: int, factor: float, op: str
+    ) -> str:
+        """`a op b`, operand `scaled` (0: a, 1: b) multiplied by `factor` first."""
 
         def body(args: list[str], _: str) -> tuple[list[str], str]:
             lines: list[str] = []
-            rate = self.scalar(0.125, lines)
-            scaled, result = self.fresh("s"), self.fresh("s")
+            constant = self.scalar(factor, lines)
+            product, result = self.fresh("s"), self.fresh("s")
+            operands = list(args)
+            operands[scaled] = product
             lines += [
-                f"    {scaled} = arith.mulf {args[1]}, {rate} : {self.element}",
-                f"    {result} = arith.subf {args[0]}, {scaled} : {self.element}",
+                f"    {product} = arith.mulf {args[scaled]}, {constant} : {self.element}",
+                f"    {result} = arith.{op} {operands[0]}, {operands[1]} : {self.element}",
             ]
             return lines, result
 
         dims = ["d0", "d1"]
         return self.generic(
-            [(weight, shape, dims), (step, shape, dims)],
-            shape,
-            dims,
-            ["parallel"] * 2,
-            body,
+            [(a, shape, dims), (b, shape, dims)], shape, dims, ["parallel"] * 2, body
         )
 
 

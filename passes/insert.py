@@ -71,10 +71,7 @@ class InsertPass(InsertOptions, ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
             hardware = self.load_hardware()
-            options = LoopOptions(
-                self.plan_options(hardware.hbm_capacity),
-                lazy_detach=self.detach == "lazy",
-            )
+            options = self.loop_options(hardware.hbm_capacity)
             for loop in planning_loops(op, hardware, options):
                 trial = loop.trial(hardware.hbm_capacity)
                 loop.write(trial)

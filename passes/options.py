@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hyperoffload.analysis.lifetimes import CATEGORIES, Category
+from hyperoffload.planning.loop import LoopOptions
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.sim.hardware import Hardware, load_hardware
@@ -52,6 +53,14 @@ class InsertOptions(HardwareOptions):
     """Seconds the MILP may take per plan; it reports the MIP gap it reached."""
     milp_max_steps: int = 400
     """Functions with more compute steps (kernels) are refused by `solver=milp`."""
+
+    def loop_options(
+        self, capacity: int, move: MoveOptions | None = None
+    ) -> LoopOptions:
+        """How the planning loop plans for `capacity` (fetches moved with `move`)."""
+        return LoopOptions(
+            self.plan_options(capacity), move, lazy_detach=self.detach == "lazy"
+        )
 
     def plan_options(self, target: int) -> PlanOptions:
         if self.prefetch_distance < 0:

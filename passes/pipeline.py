@@ -29,6 +29,7 @@ from hyperoffload.passes.insert import planning_loops, warn_if_unmet
 from hyperoffload.passes.move_window import move_window
 from hyperoffload.passes.options import InsertOptions, MoveWindowOptions
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
+from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.planning.search import smallest_target
 
@@ -42,12 +43,11 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
     max_slowdown: int | float | None = None
     """Plan for the smallest target within this slowdown (e.g. `0.02`)."""
 
-    def loop_options(self, capacity: int) -> LoopOptions:
-        return LoopOptions(
-            self.plan_options(capacity),
-            self.move_options(),
-            lazy_detach=self.detach == "lazy",
-        )
+    def loop_options(
+        self, capacity: int, move: MoveOptions | None = None
+    ) -> LoopOptions:
+        """As `hyperoffload-insert`'s, with fetches moved (the move-window options)."""
+        return super().loop_options(capacity, move or self.move_options())
 
     def plan(self, op: ModuleOp) -> list[tuple[PlanningLoop, Trial]]:
         """Plan every function of `op` in place; each loop with the trial written."""

@@ -206,7 +206,7 @@ class _Planner:
         info = plan.info
         if not plan.recompute or info.buffer is None:
             return []
-        producer = self.computes[self.graph.compute_of_op[info.producer]]
+        producer = self.producer_step(info)
         return [
             Recompute(
                 info.buffer,
@@ -216,6 +216,10 @@ class _Planner:
             )
             for gap in plan.gaps
         ]
+
+    def producer_step(self, info: ValueInfo) -> Compute:
+        """The compute step of the op that makes `info`."""
+        return self.computes[self.graph.compute_of_op[info.producer]]
 
     def recompute_step(self, info: ValueInfo) -> Compute | None:
         """
@@ -565,7 +569,7 @@ class _Planner:
             p
             for p in merged
             if not p.recompute
-            or not any(b in moved for s in self.recomputes(p) for b in s.step.reads)
+            or not any(b in moved for b in self.producer_step(p.info).reads)
         ]
 
     def infeasible(self) -> None:

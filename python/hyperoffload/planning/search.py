@@ -111,31 +111,27 @@ class TargetSearch:
                 high = middle
             else:  # infeasible or too slow: search above
                 low = middle
-        at_high = [t.trial for t in self.tried if t.target == high and t.trial]
-        if self.best() is None and not at_high:
-            at_high = [self.attempt(high)]
         best = self.best()
-        if best is not None:
-            emit(
-                SOURCE,
-                Severity.REMARK,
-                f"smallest target within {self.max_slowdown:.1%} slowdown: "
-                f"{format_bytes(best.result.peak_hbm_bytes)} (unconstrained peak "
-                f"{format_bytes(reference.peak_hbm_bytes)})",
-            )
-            return best
-        best = at_high[0] if at_high else None
+        if best is None:
+            # every target tried is too slow: plan for the highest, if not tried
+            at_high = [t.trial for t in self.tried if t.target == high and t.trial]
+            best = at_high[0] if at_high else self.attempt(high)
         if best is None:
             raise PlanError(
                 f"@{self.loop.function.sym_name.data}: no plan meets "
                 f"{format_bytes(high)}"
             )
+        answer = (
+            f"smallest target within {self.max_slowdown:.1%} slowdown: "
+            f"{format_bytes(best.result.peak_hbm_bytes)}"
+            if self.within(best)
+            else f"no target within {self.max_slowdown:.1%} slowdown: planned for "
+            f"{format_bytes(high)}"
+        )
         emit(
             SOURCE,
             Severity.REMARK,
-            f"no target within {self.max_slowdown:.1%} slowdown: planned for "
-            f"{format_bytes(high)} (unconstrained peak "
-            f"{format_bytes(reference.peak_hbm_bytes)})",
+            f"{answer} (unconstrained peak {format_bytes(reference.peak_hbm_bytes)})",
         )
         return best
 
