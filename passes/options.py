@@ -45,8 +45,12 @@ class InsertOptions(HardwareOptions):
     """Detach after the use before a gap, or right before the fetch."""
     place_arguments: bool = False
     """Decide where tagged arguments live: in their tier, or in HBM all call."""
-    recompute: Literal["none", "selective", "auto"] = "none"
+    recompute: Literal["none", "selective", "auto"] = "auto"
     """Compute a value again where its transfer would be exposed (see the planner)."""
+    max_recompute_depth: int = 2
+    """Kernels one recomputation may run again, back from the value."""
+    offload: bool = True
+    """Offload beyond what the tags require (false: only recompute, with `recompute`)."""
     solver: Literal["heuristic", "milp"] = "heuristic"
     """`milp`: the exact reference, a MILP solved with HiGHS (small programs)."""
     milp_time_limit: int | float = 10.0
@@ -67,6 +71,10 @@ class InsertOptions(HardwareOptions):
             raise ValueError(
                 f"prefetch-distance must be 0 or more, not {self.prefetch_distance}"
             )
+        if self.max_recompute_depth < 1:
+            raise ValueError(
+                f"max-recompute-depth must be 1 or more, not {self.max_recompute_depth}"
+            )
         return PlanOptions(
             target=target,
             min_bytes=parse_size(self.min_bytes),
@@ -75,6 +83,8 @@ class InsertOptions(HardwareOptions):
             prefetch_distance=self.prefetch_distance,
             place_arguments=self.place_arguments,
             recompute=self.recompute,
+            max_recompute_depth=self.max_recompute_depth,
+            offload=self.offload,
             solver=self.solver,
             milp_time_limit_s=float(self.milp_time_limit),
             milp_max_steps=self.milp_max_steps,

@@ -17,7 +17,7 @@ hyperoffload-opt decode.mlir -p 'hyperoffload-pipeline{place-arguments=true max-
 ```
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -46,8 +46,15 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
     def loop_options(
         self, capacity: int, move: MoveOptions | None = None
     ) -> LoopOptions:
-        """As `hyperoffload-insert`'s, with fetches moved (the move-window options)."""
-        return super().loop_options(capacity, move or self.move_options())
+        """
+        As `hyperoffload-insert`'s, with fetches moved (the move-window
+        options) and, within a slowdown, recomputations up to it tried first.
+        """
+        options = super().loop_options(capacity, move or self.move_options())
+        if self.max_slowdown is None:
+            return options
+        plan = replace(options.plan, recompute_budget=float(self.max_slowdown))
+        return replace(options, plan=plan)
 
     def plan(self, op: ModuleOp) -> list[tuple[PlanningLoop, Trial]]:
         """Plan every function of `op` in place; each loop with the trial written."""

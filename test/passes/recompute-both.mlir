@@ -11,7 +11,7 @@
 // RUN: hyperoffload-check %s --pipeline 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=5120 recompute=auto}' -q 2>/dev/null | filecheck %s --check-prefix=EXEC
 // EXEC: outputs match: yes (max |diff| = 0)
 // Offload alone stores and fetches %k too, exposing its transfer.
-// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=5120}' | filecheck %s --check-prefix=NONE
+// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=5120 recompute=none}' | filecheck %s --check-prefix=NONE
 
 // CHECK-LABEL: func.func @both
 // CHECK:         %h_remote = hyperoffload.store %h

@@ -3,7 +3,7 @@
 // each way, so a store and a fetch take 20.48 us).
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=4096 recompute=selective}' | filecheck %s
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=4096 recompute=auto}' | filecheck %s
-// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=4096}' 2>&1 | filecheck %s --check-prefix=NONE
+// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=4096 recompute=none}' 2>&1 | filecheck %s --check-prefix=NONE
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=4096 recompute=auto}' | hyperoffload-sim /dev/stdin --function f --hardware %inputs/round.toml --policy plan --json | filecheck %s --check-prefix=SIM
 
 // @f peaks at 5 KiB while %c..%e run with %h still live. %h's gap (after %a1,

@@ -65,7 +65,7 @@ from hyperoffload.analysis.cost import (
     read_operands,
     tensor_type,
 )
-from hyperoffload.dialects.hyperoffload import OFFLOAD_OPS
+from hyperoffload.dialects.hyperoffload import OFFLOAD_OPS, DetachOp
 from hyperoffload.dialects.residency import ancestor_in
 
 SCORE_REDUCTION_LIMIT = 512
@@ -149,6 +149,8 @@ class Kernel:
 
     charged: list[Operation]
     """The members whose work this kernel pays for."""
+    members: list[Operation]
+    """Every absorbed op the kernel runs, in program order (charged or not)."""
     sources: list[SSAValue]
     """Materialised tensors it reads."""
     attention: bool
@@ -256,8 +258,13 @@ class Fusion:
         inserting offload ops never changes the kernels): fusing across other
         kernels would keep `op`'s inputs in HBM until the consumer runs (a
         chain of 256 expert outputs summed at the end would hold them all).
+        Nor is an input of `op` detached in between (the kernel would read it
+        after it is freed).
         """
+        inputs = set(outer_operands(op))
         for between in self.ops[self.position[op] + 1 : self.position[consumer]]:
+            if isinstance(between, DetachOp) and between.value in inputs:
+                return False  # the consumer's kernel would read a freed input
             if isinstance(between, VIEW_OPS + OFFLOAD_OPS) or not any(
                 tensor_type(r) is not None for r in between.results
             ):
@@ -291,7 +298,7 @@ class Fusion:
                     charged_in[member, backward] = op
                     charged.append(member)
             attention = any(m in self.scores for m in members)
-            self.kernels[op] = Kernel(charged, sources, attention)
+            self.kernels[op] = Kernel(charged, members, sources, attention)
 
     def _gather(
         self, root: LinalgStructuredOperation

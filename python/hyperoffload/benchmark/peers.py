@@ -37,23 +37,30 @@ import statistics
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from itertools import product
+from typing import Any
 
+from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.benchmark.recompute_peers import Choice, RecomputePeers
 from hyperoffload.benchmark.workloads import Baseline, Log, Workload
 from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.search import TargetSearch
+from hyperoffload.planning.write_plan import write_plan
 from hyperoffload.sim.policies import (
     RUNTIMES,
     PolicyError,
     PolicyOptions,
     offload_candidates,
+    resident_arguments,
     run_policy,
 )
 from hyperoffload.sim.schedule import Compute
-from hyperoffload.sim.simulator import SimResult
+from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.units import format_bytes
 
 SELECT_SHARES = (1, 8, 64)
@@ -65,6 +72,15 @@ SEARCH_STEPS = 7
 OURS = "hyperoffload"
 OURS_IN_TIER = "hyperoffload, arguments in tier"
 """Ours without `place_arguments`, beside ours with it."""
+VARIANTS: dict[str, dict[str, Any]] = {
+    "offload only": {"recompute": "none"},
+    "recompute only": {"recompute": "auto", "offload": False},
+}
+"""Ours with one lever alone (training steps), beside both (the default)."""
+CHECKPOINT_BLOCKS = "checkpoint-blocks"
+MEGATRON_SELECTIVE = "megatron-selective"
+MEMORY_BUDGET = "memory-budget"
+RECOMPUTATION_PEERS = (CHECKPOINT_BLOCKS, MEGATRON_SELECTIVE, MEMORY_BUDGET)
 
 
 def geometric(start: int, stop: int, factor: int) -> tuple[int, ...]:
@@ -300,16 +316,68 @@ class PolicySearch:
             ],
         )
 
-    def ours(self, place_arguments: bool | None = None) -> Best:
+    @cached_property
+    def graph(self) -> ProgramGraph:
+        """The program graph of the workload on this hardware."""
+        hardware = self.baseline.hardware
+        return ProgramGraph.build(
+            main_function(self.workload.module), CostModel(hardware)
+        )
+
+    def recomputation(self, peer: str) -> Best:
+        """
+        A recomputation peer (`hyperoffload.benchmark.recompute_peers`) at
+        each of its settings on the graph; its best setting written into the
+        IR and judged from there, as ours is.
+        """
+        peers = RecomputePeers(self.graph, self.baseline.hardware)
+        if peers.loss is None:
+            return Best(peer, "n/a: not a training step", None)
+        choices = {
+            CHECKPOINT_BLOCKS: peers.checkpointing,
+            MEGATRON_SELECTIVE: peers.selective,
+            MEMORY_BUDGET: peers.budgeted,
+        }[peer]()
+        hardware = self.baseline.hardware
+        tried: list[tuple[Choice, SimResult]] = []
+        for choice in choices:
+            result = simulate(peers.schedule(choice), hardware, None, record=False)
+            self._record(peer, choice[0], result)
+            tried.append((choice, result))
+        if not tried:
+            return Best(peer, "n/a: nothing it would recompute", None)
+        choice, _ = min(tried, key=lambda t: self._rank(t[1], by_time=False))
+        module = self.workload.module.clone()
+        function = main_function(module)
+        write_plan(
+            function,
+            list(function.body.block.ops),
+            peers.plan(choice),
+            1,
+            hardware.offload_tier,
+        )
+        verify_module(module)
+        planned, _, _ = program_schedules(module, hardware)
+        result = simulate(resident_arguments(planned), hardware, None)
+        self._record(peer, choice[0], result)
+        return Best(peer, choice[0], result, self.within(result))
+
+    def ours(
+        self, place_arguments: bool | None = None, variant: str | None = None
+    ) -> Best:
         """
         The smallest target within the limit, then the plan at that target;
         `place_arguments=False` where the search places them: ours with the
         tagged arguments in their tier (`hyperoffload, arguments in tier`).
+        A `variant` of `VARIANTS` plans with recomputation that way.
         """
         workload, hardware = self.workload, self.baseline.hardware
         placing = self.place_arguments if place_arguments is None else place_arguments
         name = OURS if placing or not self.place_arguments else OURS_IN_TIER
         pipeline = PipelinePass(place_arguments=placing)
+        if variant is not None:
+            name = f"{OURS}, {variant}"
+            pipeline = replace(pipeline, **VARIANTS[variant])
         planned_module = workload.module.clone()
         start = time.perf_counter()
         loop = PlanningLoop.for_function(

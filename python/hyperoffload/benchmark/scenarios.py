@@ -25,10 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from hyperoffload.analysis.bounds import memory_lower_bound
-from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import main_function
-from hyperoffload.analysis.lifetimes import ProgramGraph
-from hyperoffload.benchmark.peers import Best, PolicySearch
+from hyperoffload.benchmark.peers import (
+    RECOMPUTATION_PEERS,
+    VARIANTS,
+    Best,
+    PolicySearch,
+)
 from hyperoffload.benchmark.plots import write_longest_plot, write_tradeoff_plot
 from hyperoffload.benchmark.workloads import Export, Log, Workload, load_workload
 from hyperoffload.passes.pipeline import PipelinePass
@@ -128,18 +131,24 @@ class PeakAtSlowdown:
         )
         ours = search.ours()
         in_tier = [search.ours(place_arguments=False)] if self.place_arguments else []
+        training = baseline.stripped.forward_end is not None
+        levers = [search.ours(variant=v) for v in VARIANTS] if training else []
         log(f"{name}: peers")
+        recomputing = (
+            [search.recomputation(p) for p in RECOMPUTATION_PEERS] if training else []
+        )
         bests = [
             Best("none", "unlimited HBM", none, within=True),
             search.reactive(),
             search.prefetching(),
             search.distance(),
             search.activation(),
+            *recomputing,
             *in_tier,
+            *levers,
             ours,
         ]
-        graph = ProgramGraph.build(main_function(workload.module), CostModel(hardware))
-        bound = memory_lower_bound(graph, hardware)
+        bound = memory_lower_bound(search.graph, hardware)
         saving = none.peak_hbm_bytes - bound
         achieved = none.peak_hbm_bytes - (ours.result or none).peak_hbm_bytes
         stem = f"{self.name}-{name}"

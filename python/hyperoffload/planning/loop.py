@@ -19,7 +19,7 @@ from xdsl.dialects.func import FuncOp
 from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import PrefetchOp
-from hyperoffload.planning.arrange import arrange
+from hyperoffload.planning.arrange import Skeleton, arrange
 from hyperoffload.planning.fetch_windows import place_fetches
 from hyperoffload.planning.milp import plan_exact
 from hyperoffload.planning.placement import MoveOptions
@@ -131,8 +131,13 @@ class PlanningLoop:
         inserted = _fetch_positions(trial.inserted, distance)
         moved = _fetch_positions(trial.plan, distance)
         order = sorted(range(len(prefetches)), key=lambda k: inserted[k])
-        positions: dict[PrefetchOp, int] = {prefetches[k]: moved[k] for k in order}
-        arrange(self.function.body.block, positions, self.graph.fusion)
+        # positions count the ops the plan wrote too (recomputations)
+        block = self.function.body.block
+        index = Skeleton(block).index
+        positions: dict[PrefetchOp, int] = {
+            prefetches[k]: index[self.graph.ops[moved[k]]] for k in order
+        }
+        arrange(block, positions, self.graph.fusion)
 
 
 def _fetch_positions(plan: Plan, distance: int) -> list[int]:

@@ -60,6 +60,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.ir.diagnostics import Severity, format_diagnostic
+from hyperoffload.planning.recipes import Recipe, RecipeBuilder, recomputation_steps
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moves import Move, Recompute, apply_moves
 from hyperoffload.sim.schedule import Compute, Schedule
@@ -87,9 +88,19 @@ class PlanOptions:
     recompute: Literal["none", "selective", "auto"] = "none"
     """
     Bridge a gap by computing the value again where its transfer would be
-    exposed: `selective` only for ops without a contraction, `auto` for any
-    op whose recomputation costs less than the exposed transfer.
+    exposed: `selective` only through kernels without a contraction, `auto`
+    through any whose recomputation costs less than the exposed transfer.
     """
+    max_recompute_depth: int = 2
+    """Kernels one recomputation may run again, back from the value (`recipes`)."""
+    recompute_budget: float | None = None
+    """
+    Recomputations taking up to this fraction of the step's compute time in
+    all are tried before any offload (`cheapest`); None: after the offloads
+    that hide. The pipeline sets it to its `max-slowdown`.
+    """
+    offload: bool = True
+    """Optional offloads may be chosen (False: only recomputations, with `recompute`)."""
     solver: Literal["heuristic", "milp"] = "heuristic"
     """The ranked heuristic, or the exact reference (`hyperoffload.planning.milp`)."""
     milp_time_limit_s: float = 10.0
@@ -113,7 +124,9 @@ class ValuePlan:
     fetch_ops: list[int] | None = None
     """The op before which each gap's fetch is issued (None: `prefetch_distance` ahead)."""
     recompute: bool = False
-    """Each gap is bridged by computing the value again right before the use after it."""
+    """Each gap is bridged by computing the value again before the use after it."""
+    recipes: list[Recipe] = field(default_factory=list[Recipe])
+    """With `recompute`, how each gap's value is made again (one per gap)."""
 
     def fetch_op(self, index: int, distance: int) -> int:
         """The op before which the fetch ending gap `index` is issued."""
@@ -159,10 +172,9 @@ class _Planner:
         starts = sorted(graph.compute_of_op)
         self.compute_ops = starts  # op indices that have a compute step, in order
         self.computes = [s for s in graph.schedule.steps if isinstance(s, Compute)]
-        self.aliases: dict[int, list[ValueInfo]] = {}
-        for info in graph.values:
-            if info.buffer is not None:
-                self.aliases.setdefault(info.buffer, []).append(info)
+        mode = "auto" if options.recompute == "none" else options.recompute
+        self.recipes = RecipeBuilder(graph, mode, options.max_recompute_depth)
+        self.aliases = self.recipes.aliases
 
     # positions: op index -> compute-step index
 
@@ -201,56 +213,36 @@ class _Planner:
             )
         return moves
 
-    def recomputes(self, plan: ValuePlan) -> list[Recompute]:
-        """A free after the use before each gap, the producer's step again after it."""
-        info = plan.info
-        if not plan.recompute or info.buffer is None:
-            return []
-        producer = self.producer_step(info)
-        return [
-            Recompute(
-                info.buffer,
-                self.last_step_at_or_before(gap.after),
-                self.first_step_at_or_after(gap.before),
-                replace(producer, allocs=[info.buffer], frees=[]),
+    def recomputes(self, plans: list[ValuePlan]) -> list[Recompute]:
+        """
+        A free after the use before each gap of a recomputed value, and its
+        recipe's kernels before the use after it, once per position however
+        many values share them.
+        """
+        groups: dict[int, list[tuple[ValuePlan, Gap, Recipe]]] = {}
+        for plan in plans:
+            if plan.recompute:
+                for gap, recipe in zip(plan.gaps, plan.recipes, strict=True):
+                    groups.setdefault(recipe.at, []).append((plan, gap, recipe))
+        recomputes: list[Recompute] = []
+        for at, group in groups.items():
+            targets = {plan.info.buffer for plan, _, _ in group}
+            steps = recomputation_steps(
+                self.computes,
+                [recipe for *_, recipe in group],
+                targets,  # type: ignore[arg-type]
             )
-            for gap in plan.gaps
-        ]
-
-    def producer_step(self, info: ValueInfo) -> Compute:
-        """The compute step of the op that makes `info`."""
-        return self.computes[self.graph.compute_of_op[info.producer]]
-
-    def recompute_step(self, info: ValueInfo) -> Compute | None:
-        """
-        The compute step that makes `info` if computing it again is allowed:
-        its producer runs as a kernel of its own (nothing fused into it) with
-        one output (and, for `selective`, no contraction).
-        """
-        mode = self.options.recompute
-        if mode == "none" or info.producer < 0 or info.buffer is None:
-            return None
-        op = self.graph.ops[info.producer]
-        index = self.graph.compute_of_op.get(info.producer)
-        kernel = self.graph.fusion.kernels.get(op)  # None: the op runs alone
-        if index is None or len(op.results) != 1:
-            return None
-        if kernel is not None and (kernel.attention or kernel.charged):
-            return None  # it runs ops fused into it: not cloned alone
-        work = self.graph.fusion.costs.work(op)
-        if mode == "selective" and (work is None or work.contraction):
-            return None
-        step = self.computes[index]
-        return step if step.allocs == [info.buffer] else None
-
-    def resident_at(self, buffer: int, op: int) -> bool:
-        """Whether `buffer` is in HBM while op `op` runs, whatever is planned for others."""
-        held = self.graph.schedule.buffers[buffer]
-        if held.tier != Tier.HBM or held.home != Tier.HBM:
-            return False
-        if held.kind in ("constant", "argument"):
-            return True
-        return any(i.last_use >= op for i in self.aliases.get(buffer, []))
+            for index, (plan, gap, _) in enumerate(group):
+                assert plan.info.buffer is not None
+                recomputes.append(
+                    Recompute(
+                        plan.info.buffer,
+                        self.last_step_at_or_before(gap.after),
+                        self.first_step_at_or_after(at),
+                        tuple(steps) if index == 0 else (),
+                    )
+                )
+        return recomputes
 
     def releases(self, plan: ValuePlan) -> list[tuple[int, int]]:
         """
@@ -280,7 +272,7 @@ class _Planner:
         """The graph's schedule with the moves of `plans` applied."""
         moves = [m for p in plans for m in self.moves(p)]
         releases = [r for p in plans for r in self.releases(p)]
-        recomputes = [r for p in plans for r in self.recomputes(p)]
+        recomputes = self.recomputes(plans)
         schedule = apply_moves(
             self.graph.schedule, moves, self.hw, releases, recomputes
         )
@@ -414,33 +406,65 @@ class _Planner:
             round_trip = link.transfer_time(info.bytes, False) + link.transfer_time(
                 info.bytes, True
             )
-            again = self.recompute_step(info)
-            for whole in info.gaps():
-                gap = self.after_aliases(whole, busy)
-                if gap is None or gap.ops < 1 or gap.time_s < options.min_gap_s:
-                    continue
+            for gap in self.idle(info.gaps(), busy):
                 benefit = info.bytes * gap.time_s
                 offload = ValuePlan(info, [gap], stored=True)
                 hides = round_trip <= gap.time_s
                 (hidden if hides else exposed).append((benefit, benefit, offload))
-                cheaper = hides or (
-                    again is not None and again.time_s < (round_trip - gap.time_s)
-                )
+            if options.recompute == "none":
+                continue
+            for gap in self.idle(self.recipes.gaps(info), busy):
+                recipe = self.recipes.recipe(info, gap)
+                hides = round_trip <= gap.time_s
                 if (
-                    again is not None
-                    and cheaper
-                    and gap.after > info.producer  # else the original is never read
-                    and all(self.resident_at(b, gap.before) for b in again.reads)
+                    gap.after > info.producer  # else the original is never read
+                    and recipe is not None
+                    and (hides or recipe.time_s < round_trip - gap.time_s)
                 ):
-                    plan = ValuePlan(info, [gap], stored=False, recompute=True)
+                    benefit = info.bytes * gap.time_s
+                    plan = ValuePlan(
+                        info, [gap], stored=False, recompute=True, recipes=[recipe]
+                    )
                     (beyond if hides else instead).append((benefit, benefit, plan))
-        if self.placing():
+        if self.placing() and options.offload:
             placeable = self.argument_candidates()
             hidden += placeable[0]
             exposed += placeable[1]
         for ranked in (hidden, instead, beyond, exposed):
             ranked.sort(key=lambda c: (-c[0], -c[1]))
-        return [plan for *_, plan in hidden + instead + beyond + exposed]
+        cheap = self.cheapest(instead + beyond)
+        first = {id(plan) for plan in cheap}
+        recomputes = [c for c in instead + beyond if id(c[2]) not in first]
+        if not options.offload:
+            return cheap + [plan for *_, plan in recomputes]
+        return cheap + [plan for *_, plan in hidden + recomputes + exposed]
+
+    def cheapest(self, recomputes: list[_Ranked]) -> list[ValuePlan]:
+        """
+        The recomputations that come before any offload: the cheapest per
+        byte and second out of HBM first, while their time adds up to at most
+        `recompute_budget` of the step's compute time.
+        """
+        if self.options.recompute_budget is None:
+            return []
+        budget = self.options.recompute_budget * self.graph.prefix[-1]
+        chosen: list[ValuePlan] = []
+        for *_, plan in sorted(
+            recomputes, key=lambda c: c[2].recipes[0].time_s / max(c[0], 1e-30)
+        ):
+            if plan.recipes[0].time_s <= budget:
+                budget -= plan.recipes[0].time_s
+                chosen.append(plan)
+        return chosen
+
+    def idle(self, gaps: list[Gap], busy: int) -> list[Gap]:
+        """The parts of `gaps` after op `busy` worth bridging (`min_gap_s`, one op or more)."""
+        parts = [self.after_aliases(gap, busy) for gap in gaps]
+        return [
+            g
+            for g in parts
+            if g is not None and g.ops >= 1 and g.time_s >= self.options.min_gap_s
+        ]
 
     def after_aliases(self, gap: Gap, busy: int) -> Gap | None:
         """The part of `gap` after op `busy`, where no alias holds the buffer."""
@@ -561,15 +585,12 @@ class _Planner:
     def merge(self, chosen: list[ValuePlan], plans: list[ValuePlan]) -> list[ValuePlan]:
         """
         `_merge(plans)`, less the recomputations that would read a buffer some
-        plan moves (the copy they read must stay where it was).
+        plan moves (what their clones read must stay where it is).
         """
         merged = _merge(plans)
         moved = {p.info.buffer for p in (*chosen, *merged)}
         return [
-            p
-            for p in merged
-            if not p.recompute
-            or not any(b in moved for b in self.producer_step(p.info).reads)
+            p for p in merged if not any(b in moved for r in p.recipes for b in r.reads)
         ]
 
     def infeasible(self) -> None:
@@ -643,16 +664,24 @@ def _merge(plans: list[ValuePlan]) -> list[ValuePlan]:
                 fetch_ops=plan.fetch_ops,
             )
         elif key in merged:
-            merged[key].gaps.append(plan.gaps[0])
+            merged[key].gaps += plan.gaps
+            merged[key].recipes += plan.recipes
         else:
             merged[key] = ValuePlan(
                 plan.info,
                 list(plan.gaps),
                 stored=not plan.recompute,
                 recompute=plan.recompute,
+                recipes=list(plan.recipes),
             )
     for plan in merged.values():
-        plan.gaps.sort(key=lambda g: g.after)
+        if plan.recipes:
+            pairs = sorted(
+                zip(plan.gaps, plan.recipes, strict=True), key=lambda e: e[0].after
+            )
+            plan.gaps, plan.recipes = [g for g, _ in pairs], [r for _, r in pairs]
+        else:
+            plan.gaps.sort(key=lambda g: g.after)
     return list(merged.values())
 
 

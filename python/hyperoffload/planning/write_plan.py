@@ -41,6 +41,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.planning.planner import Plan, ValuePlan
+from hyperoffload.planning.recipes import Recipe
 
 
 class _Placement:
@@ -120,8 +121,7 @@ def _write_value(
     info = plan.info
     end = len(placement.ops)
     if plan.recompute:
-        _write_recomputation(plan, placement)
-        return []
+        return []  # written by `_write_recomputations`
     current: SSAValue | None
     if plan.initially_out:  # a tagged argument becomes a remote copy
         index = function.args.index(info.value)  # type: ignore[arg-type]
@@ -175,19 +175,31 @@ def _write_value(
     return prefetches
 
 
-def _write_recomputation(plan: ValuePlan, placement: _Placement) -> None:
-    """A clone of the producer right before the use after each gap, read from there on."""
-    info = plan.info
-    uses = placement.uses_by_position(info.value)
-    producer = placement.ops[info.producer]
-    clones: list[tuple[int, SSAValue]] = []
-    for gap in plan.gaps:
-        clone = producer.clone()
-        if info.value.name_hint:
-            clone.results[0].name_hint = info.value.name_hint
-        placement.place_before(gap.before, clone)
-        clones.append((gap.before, clone.results[0]))
-    _rewire(uses, clones)
+def _write_recomputations(plans: list[ValuePlan], placement: _Placement) -> None:
+    """
+    Before the use after each gap of a recomputed value, clones of its
+    recipe's ops (once per position, however many values share them); from
+    there on, the uses of the value and of the ops fused into later kernels
+    that read it read the clones.
+    """
+    groups: dict[int, list[Recipe]] = {}
+    for plan in plans:
+        if plan.recompute:
+            for recipe in plan.recipes:
+                groups.setdefault(recipe.at, []).append(recipe)
+    readers: dict[SSAValue, list[tuple[int, SSAValue]]] = {}
+    for at in sorted(groups):
+        cloned: dict[SSAValue, SSAValue] = {}
+        for index in sorted({op for recipe in groups[at] for op in recipe.ops}):
+            original = placement.ops[index]
+            clone = original.clone(value_mapper=dict(cloned))
+            cloned.update(zip(original.results, clone.results, strict=True))
+            placement.place_before(at, clone)
+        for index in sorted({op for recipe in groups[at] for op in recipe.rewired}):
+            for result in placement.ops[index].results:
+                readers.setdefault(result, []).append((at, cloned[result]))
+    for value, clones in readers.items():
+        _rewire(placement.uses_by_position(value), clones)
 
 
 def _place_in_hbm(function: FuncOp, placed: list[ValueInfo]) -> None:
@@ -218,6 +230,8 @@ def write_plan(
     when it was planned; the prefetches, in the order of the plan's gaps.
     """
     placement = _Placement(ops, lazy)
+    # clones first: they copy the ops as planned, before offloads rewire them
+    _write_recomputations(plan.values, placement)
     prefetches = [
         prefetch
         for value_plan in plan.values

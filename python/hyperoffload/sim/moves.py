@@ -49,14 +49,15 @@ class Move:
 class Recompute:
     """
     Keep `buffer` out of HBM over a gap by computing it again: free it after
-    compute step `release` and run `step` (a copy of its producer's compute
-    step that allocates it again) before compute step `use`.
+    compute step `release` and run `steps` (copies of the compute steps that
+    make it, the last allocating it again) before compute step `use`. Values
+    recomputed at one position share their steps: one of them carries them.
     """
 
     buffer: int
     release: int
     use: int
-    step: Compute
+    steps: tuple[Compute, ...]
 
 
 def apply_moves(
@@ -118,7 +119,7 @@ def apply_moves(
         before.setdefault(move.use, []).append(Wait(fetch.id))
     for recompute in recomputes:
         after.setdefault(recompute.release, []).append((2, Free(recompute.buffer)))
-        before.setdefault(recompute.use, []).append(recompute.step)
+        before.setdefault(recompute.use, []).extend(recompute.steps)
     for buffer, step in releases:
         after.setdefault(step, []).append((2, Free(buffer)))
 
