@@ -74,7 +74,7 @@ class InsertPass(InsertOptions, ModulePass):
             options = self.loop_options(hardware.hbm_capacity)
             for loop in planning_loops(op, hardware, options):
                 trial = loop.trial(hardware.hbm_capacity)
-                loop.write(trial)
+                trial = loop.write(trial)
                 warn_if_unmet(self.name, loop, trial)
         except (PlanError, ValueError) as err:
             raise PassFailedException(str(err)) from None

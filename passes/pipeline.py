@@ -68,7 +68,7 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
                     trial = loop.trial(capacity)
                 else:
                     trial = smallest_target(loop, capacity, self.max_slowdown)
-                loop.write(trial)
+                trial = loop.write(trial)
                 if (
                     loop.graph.has_offload_ops
                 ):  # unseen by the graph: move all on the IR

@@ -374,7 +374,7 @@ class PolicySearch:
         workload, hardware = self.workload, self.baseline.hardware
         placing = self.place_arguments if place_arguments is None else place_arguments
         name = OURS if placing or not self.place_arguments else OURS_IN_TIER
-        pipeline = PipelinePass(place_arguments=placing)
+        pipeline = PipelinePass(place_arguments=placing, max_slowdown=self.limit)
         if variant is not None:
             name = f"{OURS}, {variant}"
             pipeline = replace(pipeline, **VARIANTS[variant])

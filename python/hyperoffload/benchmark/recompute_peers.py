@@ -13,9 +13,10 @@ their first read in the backward, by the same recipes as ours
   block --recompute-num-layers N`. A checkpointed block keeps only its input
   and recomputes its forward at the start of its backward: the activations
   made in it and not read past its end are recomputed there. Blocks are found
-  from the forward pass: one attention kernel each, starting at the last
-  point before it where the fewest activation bytes cross (the residual
-  stream alone); the last block is as long as the one before it.
+  from the forward pass: one attention each (a run of kernels contracting
+  two activations, not a weight), starting at the last point before it
+  where the fewest activation bytes cross (the residual stream alone); the
+  last block is as long as the one before it.
 - `megatron-selective`: Megatron-LM's selective recomputation
   (`--recompute-granularity selective`, `--recompute-modules`): the outputs
   of `core_attn` (the attention kernels) and of `layernorm` (the kernels
@@ -41,6 +42,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.ir import BlockArgument, Operation
+
+from hyperoffload.analysis.cost import VIEW_OPS, is_contraction, read_operands
+from hyperoffload.analysis.fusion import is_layout
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.planning.planner import Plan, ValuePlan, plan_schedule
 from hyperoffload.planning.recipes import RecipeBuilder
@@ -150,26 +156,68 @@ class RecomputePeers:
         """Op ranges of the blocks of the forward pass (see the module docstring)."""
         assert self.loss is not None
         loss = self.loss
-        attention = sorted(
-            self.builder.position[op]
-            for op, kernel in self.graph.fusion.kernels.items()
-            if kernel.attention and self.builder.position[op] < loss
-        )
+        runs = self._attention(loss)
         crossing = self._crossing_bytes(loss)
         starts: list[int] = []
         low = -1
-        for high in attention:  # the last point of least crossing before it
+        for high, last in runs:  # the last point of least crossing before each
             if high > low + 1:
                 least = min(crossing[low + 1 : high])
                 starts.append(
                     max(p for p in range(low + 1, high) if crossing[p] == least)
                 )
-            low = high
+            low = last
         if not starts:
             return []
         # the last block as long as the one before it (the blocks of a stack are alike)
         length = starts[-1] - starts[-2] if len(starts) > 1 else loss - starts[-1]
         return list(pairwise([*starts, min(starts[-1] + length, loss)]))
+
+    def _attention(self, loss: int) -> list[tuple[int, int]]:
+        """
+        The first and last op of each run of forward kernels that contract
+        two activations (scores, then their product with V), unbroken by a
+        kernel that contracts a weight (an argument): one per attention.
+        """
+        fusion, position = self.graph.fusion, self.builder.position
+        runs: list[tuple[int, int]] = []
+        current: list[int] = []
+        for op, kernel in sorted(fusion.kernels.items(), key=lambda k: position[k[0]]):
+            if position[op] >= loss:
+                break
+            kinds = {
+                self._reads_argument(member)
+                for member in (*kernel.members, op)
+                if is_contraction(member)
+            }
+            if False in kinds:  # two activations contracted
+                current.append(position[op])
+            elif True in kinds and current:
+                runs.append((current[0], current[-1]))
+                current = []
+        if current:
+            runs.append((current[0], current[-1]))
+        return runs
+
+    def _reads_argument(self, op: Operation) -> bool:
+        """Whether `op` reads a function argument, through views and fused layout ops."""
+        pending = (
+            list(read_operands(op)) if isinstance(op, LinalgStructuredOperation) else []
+        )
+        while pending:
+            value = pending.pop()
+            if isinstance(value, BlockArgument):
+                return True
+            owner = value.owner
+            if isinstance(owner, VIEW_OPS) or (
+                isinstance(owner, LinalgStructuredOperation) and is_layout(owner)
+            ):
+                pending.extend(
+                    owner.operands[:1]
+                    if isinstance(owner, VIEW_OPS)
+                    else read_operands(owner)
+                )
+        return False
 
     def _crossing_bytes(self, loss: int) -> list[int]:
         """For each forward position, the bytes of activations made before it and read from it on."""

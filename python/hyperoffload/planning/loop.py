@@ -15,9 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation, SSAValue
 
 from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.analysis.extract import extract_schedule
+from hyperoffload.analysis.fusion import Fusion
+from hyperoffload.analysis.lifetimes import ProgramGraph, ValueInfo
 from hyperoffload.dialects.hyperoffload import PrefetchOp
 from hyperoffload.planning.arrange import Skeleton, arrange
 from hyperoffload.planning.fetch_windows import place_fetches
@@ -113,12 +116,38 @@ class PlanningLoop:
             placed.moved,
         )
 
-    def write(self, trial: Trial) -> None:
-        """Write `trial`'s plan into the function (once: the graph describes it as it was)."""
+    def write(self, trial: Trial) -> Trial:
+        """
+        Write `trial`'s plan into the function (once: the graph describes it
+        as it was) and return it; but where it recomputes and the program
+        written would peak above the trial's estimate (clones that fuse
+        otherwise than their recipes say), write the offload-only plan for
+        the same target instead, and return that.
+        """
+        if any(value.recompute for value in trial.plan.values):
+            values: dict[SSAValue, SSAValue] = {}
+            probe = self.function.clone(value_mapper=values)
+            costs = CostModel(self.hardware)
+            fusion = Fusion(probe.body.block, costs)  # the graph's, on the clone's ops
+            plan = _translated(trial.plan, values)
+            probed = replace(trial, plan=plan)
+            self._write_into(probe, list(probe.body.block.ops), fusion, probed)
+            schedule = extract_schedule(probe, costs)
+            judged = simulate(schedule, self.hardware, None, record=False)
+            if judged.peak_hbm_bytes > trial.result.peak_hbm_bytes:
+                options = replace(self.options.plan, target=trial.target)
+                trial = self._heuristic(replace(options, recompute="none"))
+        self._write_into(self.function, self.graph.ops, self.graph.fusion, trial)
+        return trial
+
+    def _write_into(
+        self, function: FuncOp, ops: list[Operation], fusion: Fusion, trial: Trial
+    ) -> None:
+        """Write `trial` into `function`, whose top-level ops and kernels are the graph's."""
         distance = self.options.plan.prefetch_distance
         prefetches = write_plan(
-            self.function,
-            self.graph.ops,
+            function,
+            ops,
             trial.plan,
             distance,
             self.hardware.offload_tier,
@@ -132,12 +161,25 @@ class PlanningLoop:
         moved = _fetch_positions(trial.plan, distance)
         order = sorted(range(len(prefetches)), key=lambda k: inserted[k])
         # positions count the ops the plan wrote too (recomputations)
-        block = self.function.body.block
+        block = function.body.block
         index = Skeleton(block).index
         positions: dict[PrefetchOp, int] = {
-            prefetches[k]: index[self.graph.ops[moved[k]]] for k in order
+            prefetches[k]: index[ops[moved[k]]] for k in order
         }
-        arrange(block, positions, self.graph.fusion)
+        arrange(block, positions, fusion)
+
+
+def _translated(plan: Plan, values: dict[SSAValue, SSAValue]) -> Plan:
+    """`plan` on a clone of its function (`values`: each value to its clone)."""
+
+    def moved(info: ValueInfo) -> ValueInfo:
+        return replace(info, value=values[info.value])
+
+    return replace(
+        plan,
+        values=[replace(v, info=moved(v.info)) for v in plan.values],
+        placed=[moved(info) for info in plan.placed],
+    )
 
 
 def _fetch_positions(plan: Plan, distance: int) -> list[int]:

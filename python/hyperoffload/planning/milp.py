@@ -1,5 +1,6 @@
 """
-The exact reference: offload planning as a mixed-integer linear program,
+The exact reference: offload (and recomputation) planning as a
+mixed-integer linear program,
 solved with HiGHS (`highspy`, the `milp` extra), for programs of up to a few
 hundred compute steps (`solver=milp` on `hyperoffload-insert` and
 `hyperoffload-pipeline`; `bench/milp_gap.py` measures the heuristic against
@@ -9,9 +10,10 @@ It chooses from what the heuristic planner chooses from
 (`hyperoffload.planning.planner.offload_choices`): the plans the rules
 require (tagged arguments fetched per cluster of uses, written-back results)
 and the optional candidates (an activation or untagged argument out of HBM
-over one idle gap; with `place_arguments`, a tagged argument left in its
-tier). It decides which candidates to take and, for every gap taken, before
-which compute step its fetch is issued, so as to minimise the peak of the
+over one idle gap, by a store and a fetch or, with `recompute`, by computing
+it again; with `place_arguments`, a tagged argument left in its tier). It
+decides which candidates to take and, for every gap taken, before which
+compute step its fetch is issued, so as to minimise the peak of the
 memory timeline subject to the exposed transfer time; its answer is a `Plan`
 that `plan_schedule` and `simulate` judge exactly as they judge the
 heuristic's.
@@ -78,13 +80,12 @@ All but the store rule are relaxations of what the simulator runs, so the
 bound is a lower bound on the peak of any plan of this form within the
 slowdown, up to stores finishing during stalls.
 
-Extension point: OFFLOAD ONLY. Recomputation is not modelled yet: a
-candidate the planner would recompute (`ValuePlan.recompute`) is left out.
-It would add, per candidate gap, a binary `r_i` (recompute instead of
-fetching) with `w_ij <= x_g + r_i - S_ij` and `x_g + r_i <= 1`, no link
-time, and the producer's compute time added to the stall before the use
-(its inputs resident there); `_Builder.gap_columns` is where those columns
-go, and `_Builder.plan` would emit `ValuePlan(recompute=True)`.
+Recomputation (with `recompute`, as the planner's candidates): a binary
+`r` per candidate gap takes the value out of HBM from after the use before
+the gap to the step its clones run before, adds the clones' compute time to
+the slowdown (and to the second objective), and excludes every choice that
+moves the value or anything the clones read. The clones' own memory while
+they run is not in the model (the simulator judges it).
 
 ```python
 result = plan_milp(graph, hardware, PlanOptions(target=0), MilpOptions(max_slowdown=0.05))
@@ -111,6 +112,7 @@ from hyperoffload.planning.planner import (
     PlanError,
     PlanOptions,
     ValuePlan,
+    merge_value_plans,
     offload_choices,
     plan_offload,
     plan_schedule,
@@ -313,7 +315,9 @@ class _Builder:
         self.required, candidates = offload_choices(
             graph, hardware, options, check_target=options.target > 0
         )
-        self.candidates = [p for p in candidates if not p.recompute]  # offload only
+        self.candidates = [p for p in candidates if not p.recompute]
+        self.recomputes = [p for p in candidates if p.recompute]
+        """Recomputation candidates: one gap each, decided by `recompute_take`."""
         # choices with gaps: the required ones first, then the candidates
         fixed = [p for p in self.required if p.gaps]
         self.gapless = [p for p in self.required if not p.gaps]
@@ -405,11 +409,53 @@ class _Builder:
             self.gap_columns(gap)
         for index, stored in enumerate(self.stores):
             self.store_columns(index, stored)
+        self.recompute_columns()
         self.capacity_rows()
         self.memory_rows()
         if self.milp.max_slowdown is not None:
             self.slowdown_row = len(m.row_lower)
-            m.at_most([(e, 1.0) for e in self.stall], self.milp.max_slowdown)
+            m.at_most(
+                [(e, 1.0) for e in self.stall] + self.recompute_time(),
+                self.milp.max_slowdown,
+            )
+
+    def recompute_columns(self) -> None:
+        """
+        `r` per recomputation candidate: the value is out of HBM from after
+        the use before its gap to the step its clones run before; it takes
+        the clones' compute time (`recompute_time`). A value is recomputed or
+        offloaded, not both, and what the clones read stays where it is: no
+        choice that moves it is taken with `r`.
+        """
+        m = self.model
+        self.recompute_take = [m.binary() for _ in self.recomputes]
+        movers: dict[int, list[int]] = {}  # buffer -> columns of choices moving it
+        for c, plan in enumerate(self.choices):
+            if plan.info.buffer is not None:
+                movers.setdefault(plan.info.buffer, []).append(self.take[c])
+        for r, plan in zip(self.recompute_take, self.recomputes, strict=True):
+            if plan.info.buffer is not None:
+                movers.setdefault(plan.info.buffer, []).append(r)
+        for r, plan in zip(self.recompute_take, self.recomputes, strict=True):
+            (gap,), (recipe,) = plan.gaps, plan.recipes
+            for j in range(
+                self.last_at_or_before(gap.after) + 1, self.first_at_or_after(recipe.at)
+            ):
+                self.out[j].append((r, plan.info.bytes))
+            own = plan.info.buffer
+            for other in movers.get(own, []) if own is not None else []:
+                if other != r and other not in self.recompute_take:
+                    m.at_most([(r, 1.0), (other, 1.0)], 1.0)
+            for buffer in recipe.reads:
+                for other in movers.get(buffer, []):
+                    m.at_most([(r, 1.0), (other, 1.0)], 1.0)
+
+    def recompute_time(self) -> list[tuple[int, float]]:
+        """The compute time each recomputation adds, in model units."""
+        return [
+            (r, plan.recipes[0].time_s / self.compute)
+            for r, plan in zip(self.recompute_take, self.recomputes, strict=True)
+        ]
 
     def released_after_last_use(self, plan: ValuePlan) -> bool:
         """`_Planner.releases`: a tagged argument is freed after its last use."""
@@ -582,8 +628,12 @@ class _Builder:
         as its window allows.
         """
         fetches: dict[tuple[object, int, int], int] = {}
+        recomputed: set[tuple[object, int, int]] = set()
         for value_plan in plan.values if plan else ():
-            if value_plan.recompute:  # not in the model (offload only)
+            if value_plan.recompute:
+                recomputed.update(
+                    (value_plan.info.value, g.after, g.before) for g in value_plan.gaps
+                )
                 continue
             for index, gap in enumerate(value_plan.gaps):
                 op = value_plan.fetch_op(index, distance)
@@ -618,6 +668,11 @@ class _Builder:
             columns.append(store.column)
             stored = any(g.store == index and g.choice in taken for g in self.gaps)
             values.append(1.0 if stored else 0.0)
+        for r, candidate in zip(self.recompute_take, self.recomputes, strict=True):
+            (gap,) = candidate.gaps
+            columns.append(r)
+            key = (candidate.info.value, gap.after, gap.before)
+            values.append(1.0 if key in recomputed else 0.0)
         return columns, values
 
     # the answer
@@ -669,7 +724,19 @@ class _Builder:
                 (f, g.before) for f, g in zip(p.fetch_ops or [], p.gaps, strict=True)
             ),
         )
-        values_plans = list(self.gapless) + ordered
+        values_plans = (
+            list(self.gapless)
+            + ordered
+            + merge_value_plans(
+                [
+                    plan
+                    for r, plan in zip(
+                        self.recompute_take, self.recomputes, strict=True
+                    )
+                    if values[r] > 0.5
+                ]
+            )
+        )
         result = Plan(values=values_plans)
         result.optional = any(c >= self.num_required for c in chosen)
         if self.options.place_arguments and self.options.optional:
@@ -946,3 +1013,5 @@ def _second_objective(solver: highspy.Highs, builder: _Builder, peak: float) -> 
         solver.changeColCost(builder.take[c], _TRAFFIC_WEIGHT * fetches)
     for store in builder.stores:
         solver.changeColCost(store.column, _TRAFFIC_WEIGHT * store.duration)
+    for column, time_s in builder.recompute_time():
+        solver.changeColCost(column, time_s)

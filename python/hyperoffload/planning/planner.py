@@ -16,8 +16,9 @@ Rules (from the HyperOffload seeds):
   after it. Candidates are ranked by benefit (bytes x gap time), those whose
   store and fetch hide in the gap first, and taken only until the simulated
   peak meets the target;
-- with `recompute`, such a value may instead be computed again right before
-  the use after the gap, from inputs resident there (see `candidates`).
+- with `recompute`, such a value may instead be computed again before the
+  use after the gap, by clones of the kernels that make it back to inputs
+  resident there (`hyperoffload.planning.recipes`; see `candidates`).
 
 With `place_arguments`, the first rule becomes a choice: where each tagged
 argument lives between calls. An argument left out of the plan lives in HBM
@@ -226,12 +227,9 @@ class _Planner:
                     groups.setdefault(recipe.at, []).append((plan, gap, recipe))
         recomputes: list[Recompute] = []
         for at, group in groups.items():
-            targets = {plan.info.buffer for plan, _, _ in group}
-            steps = recomputation_steps(
-                self.computes,
-                [recipe for *_, recipe in group],
-                targets,  # type: ignore[arg-type]
-            )
+            targets = {p.info.buffer for p, _, _ in group if p.info.buffer is not None}
+            recipes = [recipe for *_, recipe in group]
+            steps = recomputation_steps(self.computes, recipes, targets)
             for index, (plan, gap, _) in enumerate(group):
                 assert plan.info.buffer is not None
                 recomputes.append(
@@ -379,7 +377,7 @@ class _Planner:
         recomputations that take less than the transfer would expose, then
         recomputations where the offload hides (for when its store or fetch
         still overlaps the peak); exposed offloads last. A recomputation
-        taken replaces the value's offloads (`_merge`).
+        taken replaces the value's offloads (`merge_value_plans`).
         """
         options = self.options
         link = self.hw.link(self.hw.offload_tier)
@@ -442,15 +440,16 @@ class _Planner:
     def cheapest(self, recomputes: list[_Ranked]) -> list[ValuePlan]:
         """
         The recomputations that come before any offload: the cheapest per
-        byte and second out of HBM first, while their time adds up to at most
-        `recompute_budget` of the step's compute time.
+        byte first (ties: the longer gap), while their time adds up to at
+        most `recompute_budget` of the step's compute time.
         """
         if self.options.recompute_budget is None:
             return []
         budget = self.options.recompute_budget * self.graph.prefix[-1]
         chosen: list[ValuePlan] = []
         for *_, plan in sorted(
-            recomputes, key=lambda c: c[2].recipes[0].time_s / max(c[0], 1e-30)
+            recomputes,
+            key=lambda c: (c[2].recipes[0].time_s / max(c[2].info.bytes, 1), -c[0]),
         ):
             if plan.recipes[0].time_s <= budget:
                 budget -= plan.recipes[0].time_s
@@ -584,10 +583,15 @@ class _Planner:
 
     def merge(self, chosen: list[ValuePlan], plans: list[ValuePlan]) -> list[ValuePlan]:
         """
-        `_merge(plans)`, less the recomputations that would read a buffer some
-        plan moves (what their clones read must stay where it is).
+        `merge_value_plans(plans)`, less the recomputations that would read a buffer some
+        plan moves (what their clones read must stay where it is). A value
+        recomputed through a chain of kernels keeps its longest gap only:
+        chains cloned again over several gaps of one value are where the
+        program written has been seen to fuse otherwise than the recipes say
+        (on the LLaMA-3-8B step's loss), and `PlanningLoop.write` would then
+        fall back to offloading alone.
         """
-        merged = _merge(plans)
+        merged = [_one_gap_per_chain(p) for p in merge_value_plans(plans)]
         moved = {p.info.buffer for p in (*chosen, *merged)}
         return [
             p for p in merged if not any(b in moved for r in p.recipes for b in r.reads)
@@ -646,7 +650,15 @@ class _Planner:
         return best
 
 
-def _merge(plans: list[ValuePlan]) -> list[ValuePlan]:
+def _one_gap_per_chain(plan: ValuePlan) -> ValuePlan:
+    """`plan` over its longest gap alone if it recomputes through a chain over several."""
+    if len(plan.gaps) < 2 or all(len(r.steps) < 2 for r in plan.recipes):
+        return plan
+    longest = max(range(len(plan.gaps)), key=lambda i: plan.gaps[i].time_s)
+    return replace(plan, gaps=[plan.gaps[longest]], recipes=[plan.recipes[longest]])
+
+
+def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
     """One plan per value, its gaps in order (gaps of one value never overlap)."""
     merged: dict[int, ValuePlan] = {}
     for plan in plans:

@@ -136,13 +136,15 @@ class RecipeBuilder:
             return None
         at = self.start_of_kernel(gap) if at is None else at
         walk = _Walk(self, at, info.buffer)
-        if not walk.rebuild(info.value, self.max_depth) or not walk.refuse(info.value):
+        if not walk.rebuild(info.value, self.max_depth) or not walk.fused_readers(
+            info.value
+        ):
             return None
         steps = tuple(sorted(walk.steps))
         return Recipe(
             at,
             tuple(sorted(walk.ops)),
-            tuple(sorted({info.producer, *walk.refused})),
+            tuple(sorted({info.producer, *walk.fused})),
             steps,
             frozenset(walk.reads),
             sum(self.computes[s].time_s for s in steps),
@@ -159,7 +161,7 @@ class _Walk:
         self.ops: set[int] = set()
         self.steps: set[int] = set()
         self.reads: set[int] = set()
-        self.refused: set[int] = set()
+        self.fused: set[int] = set()
         self.made: set[SSAValue] = set()
 
     def usable(self, buffer: int) -> bool:
@@ -220,7 +222,7 @@ class _Walk:
             for operand in outer_operands(member)
         )
 
-    def refuse(self, value: SSAValue) -> bool:
+    def fused_readers(self, value: SSAValue) -> bool:
         """
         Gather the ops fused into kernels from `at` on that read `value`
         (through other such ops): they are cloned beside it, so that those
@@ -236,13 +238,13 @@ class _Walk:
                 index = builder.position.get(op)
                 if (
                     index is None
-                    or index in self.refused
+                    or index in self.fused
                     or op not in fusion.absorbed
                     or index >= at
                     or all(builder.position[r] < at for r in fusion.roots_of[op])
                 ):
                     continue
-                self.refused.add(index)
+                self.fused.add(index)
                 if not self.clone([op], builder.max_depth - 1):
                     return False
                 pending.extend(op.results)

@@ -72,10 +72,10 @@ def apply_moves(
     recomputation for each of `recomputes`, and a free of each `(buffer,
     step)` in `releases` after that compute step. After a step come its
     stores, then its waits for stores, then its frees; before a step, its
-    fetches, then its recomputations.
+    fetches, then its recomputations, then its waits for fetches.
     """
     buffers = [replace(b) for b in schedule.buffers]
-    before: dict[int, list[Step]] = {}
+    before: dict[int, list[tuple[int, Step]]] = {}  # (phase, step)
     after: dict[int, list[tuple[int, Step]]] = {}  # (phase, step)
     transfers = sum(isinstance(s, Transfer) for s in schedule.steps)
     copies: dict[int, int] = {}  # device buffer -> its copy outside HBM
@@ -115,26 +115,29 @@ def apply_moves(
         if move.release is not None:
             after.setdefault(move.release, []).append((2, Free(move.buffer)))
         fetch = transfer(copy, device, copy.tier, to_device=True)
-        before.setdefault(move.fetch, []).append(fetch)
-        before.setdefault(move.use, []).append(Wait(fetch.id))
+        before.setdefault(move.fetch, []).append((0, fetch))
+        before.setdefault(move.use, []).append((2, Wait(fetch.id)))
     for recompute in recomputes:
         after.setdefault(recompute.release, []).append((2, Free(recompute.buffer)))
-        before.setdefault(recompute.use, []).extend(recompute.steps)
+        before.setdefault(recompute.use, []).extend((1, s) for s in recompute.steps)
     for buffer, step in releases:
         after.setdefault(step, []).append((2, Free(buffer)))
 
     def following(index: int) -> list[Step]:
         return [s for _, s in sorted(after.get(index, ()), key=lambda e: e[0])]
 
+    def preceding(index: int) -> list[Step]:
+        return [s for _, s in sorted(before.get(index, ()), key=lambda e: e[0])]
+
     steps: list[Step] = following(-1)
     compute_index = -1
     for step in schedule.steps:
         if isinstance(step, Compute):
             compute_index += 1
-            steps.extend(before.get(compute_index, ()))
+            steps.extend(preceding(compute_index))
             steps.append(step)
             steps.extend(following(compute_index))
         else:
             steps.append(step)
-    steps.extend(before.get(compute_index + 1, ()))
+    steps.extend(preceding(compute_index + 1))
     return Schedule(schedule.function, buffers, steps, schedule.forward_end)

@@ -127,6 +127,26 @@ def test_within_one_percent_a_leaves_and_its_fetch_is_exposed(ctx: Context):
     assert result.slowdown == pytest.approx(0.1024 / 14.336)
 
 
+def test_where_the_link_is_slow_the_optimum_recomputes(ctx: Context):
+    # On test/inputs/round.toml a 1 KiB transfer takes 10.24 us: fetching %a
+    # after op 4 exposes 10.24 us (71% of the compute), computing it again
+    # from %x before op 5 takes 2.048 us (14.3%). Within 20% only the
+    # recomputation lowers the peak to 4096 B; offload alone keeps 5120 B.
+    slow = load_hardware(str(TEST / "inputs" / "round.toml"))
+    graph = graph_of(ctx, HAND, slow)
+    limit = MilpOptions(max_slowdown=0.2)
+    alone = plan_milp(graph, slow, PlanOptions(0), limit)
+    assert (alone.status, alone.peak_bytes) == ("optimal", 5120)
+    both = plan_milp(graph, slow, PlanOptions(0, recompute="auto"), limit)
+    assert (both.status, both.peak_bytes, both.bound_bytes) == ("optimal", 4096, 4096)
+    [planned] = both.plan.values
+    assert planned.recompute
+    assert [(g.after, g.before) for g in planned.gaps] == [(1, 5)]
+    run = simulate(plan_schedule(graph, both.plan, slow), slow, None)
+    assert run.peak_hbm_bytes == 4096
+    assert run.makespan_s == pytest.approx(graph.prefix[-1] + 2.048 * US)
+
+
 def test_the_loop_plans_with_the_milp_for_a_target(ctx: Context):
     # no slowdown limit: the least peak down to the target (4096 B), then the
     # least exposure at it (the one fetch, 0.1024 us)
