@@ -209,14 +209,10 @@ class RecomputePeers:
             if isinstance(value, BlockArgument):
                 return True
             owner = value.owner
-            if isinstance(owner, VIEW_OPS) or (
-                isinstance(owner, LinalgStructuredOperation) and is_layout(owner)
-            ):
-                pending.extend(
-                    owner.operands[:1]
-                    if isinstance(owner, VIEW_OPS)
-                    else read_operands(owner)
-                )
+            if isinstance(owner, VIEW_OPS):
+                pending.append(owner.operands[0])
+            elif isinstance(owner, LinalgStructuredOperation) and is_layout(owner):
+                pending.extend(read_operands(owner))
         return False
 
     def _crossing_bytes(self, loss: int) -> list[int]:
