@@ -19,8 +19,9 @@ their first read in the backward, by the same recipes as ours
   last block is as long as the one before it.
 - `megatron-selective`: Megatron-LM's selective recomputation
   (`--recompute-granularity selective`, `--recompute-modules`): the outputs
-  of `core_attn` (the attention kernels) and of `layernorm` (the kernels
-  that normalise: an `rsqrt`), recomputed in the backward where they are read.
+  of `core_attn` (the attention kernels) and of `layernorm` (the statistic,
+  a kernel that takes an `rsqrt`, and the input scaled by it), recomputed in
+  the backward where they are read.
 - `memory-budget`: PyTorch's `torch._functorch.config.activation_memory_budget`
   (the min-cut partitioner with a knapsack): keep at most a fraction of the
   saved activation bytes, recomputing the values cheapest per byte first
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 from itertools import accumulate, pairwise
 
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.ir import BlockArgument, Operation
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from hyperoffload.analysis.cost import VIEW_OPS, is_contraction, read_operands
 from hyperoffload.analysis.fusion import is_layout
@@ -235,23 +236,28 @@ class RecomputePeers:
     def selective(self) -> Iterator[Choice]:
         """Megatron's recompute modules: core attention, layer norms, both."""
         fusion = self.graph.fusion
+        groups = {op: [*(kernel.members), op] for op, kernel in fusion.kernels.items()}
+        statistics = {  # the results of kernels that take an rsqrt
+            result
+            for op, group in groups.items()
+            if any(i.name == "math.rsqrt" for m in group for i in m.walk())
+            for result in op.results
+        }
         for modules in MEGATRON_MODULES:
             chosen: list[tuple[Saved, int | None]] = []
             for saved in self.saved:
                 op = self.graph.ops[saved.info.producer]
                 kernel = fusion.kernels.get(op)
-                group = [*(kernel.members if kernel else ()), op]
                 attention = kernel is not None and kernel.attention
-                norm = any(
-                    inner.name == "math.rsqrt"
-                    for member in group
-                    for inner in member.walk()
+                norm = op in groups and any(  # a statistic, or scaled by one
+                    source in statistics or _viewed(source) in statistics
+                    for source in (*(kernel.sources if kernel else ()), *op.results)
                 )
                 if ("core_attn" in modules and attention) or (
                     "layernorm" in modules and norm
                 ):
                     chosen.append((saved, None))
-            yield ("+".join(modules), chosen, 1)
+            yield ("+".join(modules), chosen, 2)
 
     def budgeted(self) -> Iterator[Choice]:
         """At most a fraction of the saved bytes kept, the cheapest per byte recomputed first."""
@@ -270,6 +276,13 @@ class RecomputePeers:
                 chosen.append((saved, None))
                 kept -= saved.info.bytes
             yield (f"budget {budget:.1f}", chosen, 2)
+
+
+def _viewed(value: SSAValue) -> SSAValue:
+    """The value `value` is a view of (itself if it is none)."""
+    while isinstance(value.owner, VIEW_OPS):
+        value = value.owner.operands[0]
+    return value
 
 
 def _with_resident_arguments(graph: ProgramGraph) -> ProgramGraph:

@@ -54,8 +54,9 @@ held there, the least exposure plus a thousandth of the transfer time (no
 move that does not pay). The first solve starts from a given plan (the
 heuristic's, where it fits the model; else from the required gaps alone,
 each fetched as early as it may be). Within the time limit the first solve
-gets two thirds of the time and the second the rest, HiGHS interrupted at
-the deadline; the MIP gap reported is the first solve's, on the peak.
+gets two thirds of the time and the second the rest, but no longer than the
+first took (the rest is for repair rounds, below), HiGHS interrupted at the
+deadline; the MIP gap reported is the first solve's, on the peak.
 
 What the model simplifies, each a reason the simulator judges its plan:
 - transfers are fluid: a transfer may take its link time in pieces spread
@@ -869,6 +870,7 @@ def _solve(
         model.row_upper[builder.slowdown_row] = budget
     solver = _solver()
     solver.setOptionValue("threads", builder.milp.threads)
+    started = time.perf_counter()
     model.pass_to(solver)
     solver.changeColCost(builder.peak, 1.0)
     stop = _Deadline(solver)
@@ -895,7 +897,9 @@ def _solve(
     if stop.worth(deadline):  # the least exposure and traffic at that peak
         _second_objective(solver, builder, peak)
         solver.setSolution(incumbent)
-        stop.run(deadline)
+        # no longer than the first took: what is left is for repair rounds
+        now = time.perf_counter()
+        stop.run(min(deadline, now + max(1.0, now - started)))
         if _has_solution(solver):
             values = list(solver.getSolution().col_value)
     return _Solved(values, status, peak, bound, seconds, builder.live_peak(values))
@@ -917,7 +921,8 @@ def plan_milp(
     The simulator judges each plan: where it finds one slower than
     `max_slowdown` (the model's link is fluid), the model's exposure budget is
     cut in proportion and the MILP solved again, up to `repair_rounds` times
-    within the same time limit; the plan returned is the last one, or the
+    within the same time limit (the second solve of a round takes no longer
+    than its first, to leave them time); the plan returned is the last one, or the
     lowest-peak one the simulator found within the slowdown. The bound and
     the gap are the first solve's, at `max_slowdown` itself.
 

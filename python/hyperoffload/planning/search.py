@@ -62,9 +62,14 @@ class TargetSearch:
         )
 
     def best(self) -> Trial | None:
-        """The tried plan within the slowdown with the lowest peak."""
+        """
+        The tried plan within the slowdown with the lowest peak (of equal
+        ones, the one planned for the highest target: a target it meets).
+        """
         fitting = [t.trial for t in self.tried if t.trial and self.within(t.trial)]
-        return min(fitting, key=lambda t: t.result.peak_hbm_bytes, default=None)
+        return min(
+            fitting, key=lambda t: (t.result.peak_hbm_bytes, -t.target), default=None
+        )
 
     def met(self, target: int) -> bool:
         best = self.best()
