@@ -15,8 +15,12 @@ Grids scale with the program (n compute steps):
 - `activation-pass` (training steps): tag fractions 1, 1/2, 1/4 x the last
   0, 10%, 25% of the forward pass kept x size thresholds 0 and the median
   activation;
+- the recomputation peers (training steps,
+  `hyperoffload.benchmark.recompute_peers`): their settings on the graph,
+  the best written into the IR and judged there;
 - ours: `hyperoffload-pipeline`'s smallest target within (a bisection, each
-  step a full plan), then the plan at that target.
+  step a full plan), then the plan at that target; on training steps also
+  with one lever alone (`VARIANTS`).
 
 Where ours may keep tagged arguments in HBM (`place_arguments`), every peer
 setting is tried both with the tagged arguments in their tier and resident,
