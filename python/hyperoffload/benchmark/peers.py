@@ -48,11 +48,12 @@ from typing import Any
 from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import main_function, program_schedules
 from hyperoffload.analysis.lifetimes import ProgramGraph
-from hyperoffload.benchmark.recompute_peers import Choice, RecomputePeers
+from hyperoffload.benchmark.recompute_peers import RecomputePeers
 from hyperoffload.benchmark.workloads import Baseline, Log, Workload
 from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
+from hyperoffload.planning.planner import Plan
 from hyperoffload.planning.search import TargetSearch
 from hyperoffload.planning.write_plan import write_plan
 from hyperoffload.sim.policies import (
@@ -343,28 +344,29 @@ class PolicySearch:
             MEMORY_BUDGET: peers.budgeted,
         }[peer]()
         hardware = self.baseline.hardware
-        tried: list[tuple[Choice, SimResult]] = []
+        tried: list[tuple[str, Plan, SimResult]] = []
         for choice in choices:
-            result = simulate(peers.schedule(choice), hardware, None, record=False)
-            self._record(peer, choice[0], result)
-            tried.append((choice, result))
+            setting, plan = choice[0], peers.plan(choice)
+            result = simulate(peers.schedule(plan), hardware, None, record=False)
+            self._record(peer, setting, result)
+            tried.append((setting, plan, result))
         if not tried:
             return Best(peer, "n/a: nothing it would recompute", None)
-        choice, _ = min(tried, key=lambda t: self._rank(t[1], by_time=False))
+        setting, plan, _ = min(tried, key=lambda t: self._rank(t[2], by_time=False))
         module = self.workload.module.clone()
         function = main_function(module)
         write_plan(
             function,
             list(function.body.block.ops),
-            peers.plan(choice),
+            plan,
             1,
             hardware.offload_tier,
         )
         verify_module(module)
         planned, _, _ = program_schedules(module, hardware)
         result = simulate(resident_arguments(planned), hardware, None)
-        self._record(peer, choice[0], result)
-        return Best(peer, choice[0], result, self.within(result))
+        self._record(peer, setting, result)
+        return Best(peer, setting, result, self.within(result))
 
     def ours(
         self, place_arguments: bool | None = None, variant: str | None = None

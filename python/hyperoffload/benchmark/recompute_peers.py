@@ -33,20 +33,26 @@ than that keeps the values it cannot rebuild.
 
 ```python
 peers = RecomputePeers(graph, hardware)
-[(c[0], simulate(peers.schedule(c), hardware, None)) for c in peers.checkpointing()]
+[(c[0], simulate(peers.schedule(peers.plan(c)), hardware, None)) for c in peers.checkpointing()]
 ```
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from copy import copy
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation
 
-from hyperoffload.analysis.cost import VIEW_OPS, is_contraction, read_operands
+from hyperoffload.analysis.cost import (
+    VIEW_OPS,
+    is_contraction,
+    producer,
+    read_operands,
+)
 from hyperoffload.analysis.fusion import is_layout
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.planning.planner import Plan, ValuePlan, plan_schedule
@@ -105,9 +111,9 @@ class RecomputePeers:
                     saved.append(Saved(info, gap))
         return saved
 
-    def schedule(self, choice: Choice) -> Schedule:
-        """The program with `choice`'s values recomputed, as far as recipes reach."""
-        return plan_schedule(self.graph, self.plan(choice), self.hardware)
+    def schedule(self, plan: Plan) -> Schedule:
+        """The program with `plan` applied (tagged arguments resident)."""
+        return plan_schedule(self.graph, plan, self.hardware)
 
     def plan(self, choice: Choice) -> Plan:
         """`choice`'s values recomputed, as far as recipes reach."""
@@ -236,12 +242,12 @@ class RecomputePeers:
     def selective(self) -> Iterator[Choice]:
         """Megatron's recompute modules: core attention, layer norms, both."""
         fusion = self.graph.fusion
-        groups = {op: [*(kernel.members), op] for op, kernel in fusion.kernels.items()}
-        statistics = {  # the results of kernels that take an rsqrt
-            result
-            for op, group in groups.items()
-            if any(i.name == "math.rsqrt" for m in group for i in m.walk())
-            for result in op.results
+        statistics = {  # the kernels that take an rsqrt
+            op
+            for op, kernel in fusion.kernels.items()
+            if any(
+                i.name == "math.rsqrt" for m in (*kernel.members, op) for i in m.walk()
+            )
         }
         for modules in MEGATRON_MODULES:
             chosen: list[tuple[Saved, int | None]] = []
@@ -249,9 +255,9 @@ class RecomputePeers:
                 op = self.graph.ops[saved.info.producer]
                 kernel = fusion.kernels.get(op)
                 attention = kernel is not None and kernel.attention
-                norm = op in groups and any(  # a statistic, or scaled by one
-                    source in statistics or _viewed(source) in statistics
-                    for source in (*(kernel.sources if kernel else ()), *op.results)
+                norm = op in statistics or any(  # a statistic, or scaled by one
+                    producer(source) in statistics
+                    for source in (kernel.sources if kernel else ())
                 )
                 if ("core_attn" in modules and attention) or (
                     "layernorm" in modules and norm
@@ -278,25 +284,11 @@ class RecomputePeers:
             yield (f"budget {budget:.1f}", chosen, 2)
 
 
-def _viewed(value: SSAValue) -> SSAValue:
-    """The value `value` is a view of (itself if it is none)."""
-    while isinstance(value.owner, VIEW_OPS):
-        value = value.owner.operands[0]
-    return value
-
-
 def _with_resident_arguments(graph: ProgramGraph) -> ProgramGraph:
     """The same graph with every tagged argument in HBM for the whole call."""
-    return ProgramGraph(
-        graph.function,
-        graph.ops,
-        graph.op_time,
-        graph.values,
-        resident_arguments(graph.schedule),
-        graph.compute_of_op,
-        graph.timeline,
-        graph.fusion,
-    )
+    resident = copy(graph)
+    resident.schedule = resident_arguments(graph.schedule)
+    return resident
 
 
 def _loss_op(graph: ProgramGraph) -> int | None:

@@ -64,7 +64,7 @@ from hyperoffload.ir.diagnostics import Severity, format_diagnostic
 from hyperoffload.planning.recipes import Recipe, RecipeBuilder, recomputation_steps
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moves import Move, Recompute, apply_moves
-from hyperoffload.sim.schedule import Compute, Schedule
+from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
 
@@ -172,9 +172,9 @@ class _Planner:
         self.options = options
         starts = sorted(graph.compute_of_op)
         self.compute_ops = starts  # op indices that have a compute step, in order
-        self.computes = [s for s in graph.schedule.steps if isinstance(s, Compute)]
         mode = "auto" if options.recompute == "none" else options.recompute
         self.recipes = RecipeBuilder(graph, mode, options.max_recompute_depth)
+        self.computes = self.recipes.computes
         self.aliases = self.recipes.aliases
 
     # positions: op index -> compute-step index

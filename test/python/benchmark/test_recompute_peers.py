@@ -49,7 +49,8 @@ def test_checkpointing_more_blocks_recomputes_more(
 ) -> None:
     none = _none(peers)
     one, both = (
-        simulate(peers.schedule(c), HARDWARE, None) for c in peers.checkpointing()
+        simulate(peers.schedule(peers.plan(c)), HARDWARE, None)
+        for c in peers.checkpointing()
     )
     assert none.compute_s < one.compute_s < both.compute_s
     # (the tiny step peaks in its loss, outside the blocks: the peak stays)
@@ -68,7 +69,8 @@ def test_every_setting_runs_and_recomputes_only_saved_values(
             assert all(id(s) in saved for s, _ in values), name
             for s, _ in values:  # made in the forward, read again in the backward
                 assert s.info.producer < peers.loss < s.gap.before
-            result = simulate(peers.schedule((name, values, 2)), HARDWARE, None)
+            plan = peers.plan((name, values, 2))
+            result = simulate(peers.schedule(plan), HARDWARE, None)
             assert result.oom is None
 
 
