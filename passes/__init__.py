@@ -9,6 +9,16 @@ from xdsl.universe import Universe
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return every HyperOffload pass by its `-p` name; imports are deferred."""
 
+    def get_assign_offsets():
+        from hyperoffload.passes.assign_offsets import AssignOffsetsPass
+
+        return AssignOffsetsPass
+
+    def get_test_print_layout():
+        from hyperoffload.passes.test_print_layout import TestPrintLayoutPass
+
+        return TestPrintLayoutPass
+
     def get_move_window():
         from hyperoffload.passes.move_window import MoveWindowPass
 
@@ -48,11 +58,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     return {
         "convert-hyperoffload-to-linalg": get_convert_to_linalg,
+        "hyperoffload-assign-offsets": get_assign_offsets,
         "hyperoffload-insert": get_insert,
         "hyperoffload-move-window": get_move_window,
         "hyperoffload-pipeline": get_pipeline,
         "hyperoffload-strip": get_strip,
         "hyperoffload-verify": get_verify,
+        "test-print-layout": get_test_print_layout,
         "test-print-lifetimes": get_test_print_lifetimes,
     }
 

@@ -33,9 +33,26 @@ Upstream lowers neither `dma_start` to LLVM nor a program with explicit
 frees through `buffer-deallocation-pipeline`: to execute, use
 `{dma=false dealloc=false}` (one `memref.copy` per transfer, frees left to
 upstream).
+
+With `arena=true`, the static layout of `hyperoffload-assign-offsets` is kept
+(`hyperoffload.ir.arena`; a function without one is an error): one
+`memref.alloc` of `hyperoffload.arena_bytes` at each function entry; a
+prefetch with an offset copies into a `memref.view` of it (its detach frees
+nothing), and linalg ops, `tensor.empty`, `tensor.insert_slice` and `arith`
+on tensors with an offset write into views too:
+```mlir
+%arena = memref.alloc() {alignment = 64 : i64} : memref<4096xi8>
+%c1024 = arith.constant 1024 : index
+%d_buf = memref.view %arena[%c1024][] : memref<4096xi8> to memref<4xf32>
+memref.dma_start %w[%c0], %d_buf[%c0], %c4, %tag[%c0] : ...
+```
+Arguments and constants keep their own storage (their ranges stay unused);
+other results with an offset (`tensor.concat`, ...) keep the buffer
+bufferization gives them. A store's wait also comes before the first op that
+writes where the stored tensor lives in the arena.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
 
@@ -71,6 +88,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
     Tier,
 )
+from hyperoffload.ir.arena import FunctionArena
 from hyperoffload.ir.diagnostics import diagnostic_at
 
 MEMORY_SPACES = {Tier.REMOTE: 1, Tier.HOST: 2, Tier.SSD: 3}
@@ -103,12 +121,19 @@ def _retype_remote_copies(module: ModuleOp) -> None:
             )
 
 
-def _sync_point(op: Operation, values: Sequence[SSAValue]) -> InsertPoint:
-    """Before the first op after `op` that uses one of `values` (or the terminator)."""
+def _sync_point(
+    op: Operation,
+    values: Sequence[SSAValue],
+    stop: Callable[[Operation], bool] = lambda _: False,
+) -> InsertPoint:
+    """Before the first op after `op` that uses one of `values`, or for which
+    `stop` holds (or the terminator)."""
     users = {use.operation for value in values for use in value.uses}
     current = op.next_op
     while current is not None:
-        if current.has_trait(IsTerminator) or any(o in users for o in current.walk()):
+        if current.has_trait(IsTerminator) or any(
+            o in users or stop(o) for o in current.walk()
+        ):
             return InsertPoint.before(current)
         current = current.next_op
     return InsertPoint.after(op)
@@ -139,6 +164,9 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
     dealloc: bool = True
     """Free prefetch buffers at their detach; else leave every free to
     `buffer-deallocation-pipeline` (which rejects explicit deallocations)."""
+    arena: bool = False
+    """Place device buffers in one arena per function at the offsets of
+    `hyperoffload-assign-offsets` (`hyperoffload.ir.arena`)."""
 
     def _copy(
         self, src: SSAValue, dst: SSAValue, shape: Sequence[int]
@@ -157,22 +185,33 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
         return [zero, count, tag, start], [wait]
 
     def _lower_prefetch(
-        self, prefetch: PrefetchOp, buffers: dict[SSAValue, SSAValue]
+        self,
+        prefetch: PrefetchOp,
+        buffers: dict[SSAValue, SSAValue],
+        arena: FunctionArena | None,
     ) -> None:
         tensor_type = _static(prefetch, prefetch.result.type)
-        buf = memref.AllocOp.get(
-            tensor_type.element_type, shape=tensor_type.get_shape()
-        )
+        offset = arena.offset(prefetch, 0) if arena else None
+        if arena is not None and offset is not None:
+            dest, buf = arena.view(offset, tensor_type)  # the arena is freed as one
+        else:
+            dest = [
+                memref.AllocOp.get(
+                    tensor_type.element_type, shape=tensor_type.get_shape()
+                )
+            ]
+            buf = dest[0].results[0]
         name = prefetch.result.name_hint
-        buf.memref.name_hint = f"{name}_buf" if name else "buf"
-        start, wait = self._copy(prefetch.source, buf.memref, tensor_type.get_shape())
+        buf.name_hint = f"{name}_buf" if name else "buf"
+        start, wait = self._copy(prefetch.source, buf, tensor_type.get_shape())
         to_tensor = ToTensorOp(buf, restrict=True)
         to_tensor.tensor.name_hint = name
         Rewriter.insert_op([*wait, to_tensor], _sync_point(prefetch, [prefetch.result]))
-        Rewriter.replace_op(prefetch, [buf, *start], [to_tensor.tensor])
-        buffers[to_tensor.tensor] = buf.memref
+        Rewriter.replace_op(prefetch, [*dest, *start], [to_tensor.tensor])
+        if offset is None:
+            buffers[to_tensor.tensor] = buf
 
-    def _lower_store(self, store: StoreOp) -> None:
+    def _lower_store(self, store: StoreOp, arena: FunctionArena | None) -> None:
         tensor_type = _static(store, store.value.type)
         handle_type = store.handle.type
         assert isinstance(handle_type, RemoteType)
@@ -193,18 +232,34 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
         handle = dst[-1].results[0]
         handle.name_hint = name
         start, wait = self._copy(src.memref, handle, tensor_type.get_shape())
-        Rewriter.insert_op(wait, _sync_point(store, [store.value, store.handle]))
+        if arena is None:
+            at = _sync_point(store, [store.value, store.handle])
+        else:  # before the source's range of the arena is written again
+            where = arena.range_of(store.value)
+            at = _sync_point(
+                store, [store.value, store.handle], lambda o: arena.clobbers(o, where)
+            )
+        Rewriter.insert_op(wait, at)
         Rewriter.replace_op(store, [src, *dst, *start], [handle])
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for call in [o for o in op.walk() if isinstance(o, CallOp)]:
             reject_recursion(call)  # as the planner does: it would never end
+        arenas = {
+            f: FunctionArena(f)
+            for f in op.walk()
+            if self.arena and isinstance(f, FuncOp) and not f.is_declaration
+        }
         buffers: dict[SSAValue, SSAValue] = {}
         for child in [o for o in op.walk() if isinstance(o, PrefetchOp | StoreOp)]:
+            function = _function_of(child)
+            arena = arenas.get(function) if function else None
             if isinstance(child, PrefetchOp):
-                self._lower_prefetch(child, buffers)
+                self._lower_prefetch(child, buffers, arena)
             else:
-                self._lower_store(child)
+                self._lower_store(child, arena)
+        for arena in arenas.values():
+            arena.place()
         for detach in [o for o in op.walk() if isinstance(o, DetachOp)]:
             buf = buffers.get(detach.value)
             if self.dealloc and buf is not None and _frees_safely(detach.value, detach):
@@ -218,6 +273,13 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
             if isinstance(child, FuncOp):
                 child.arg_attrs = _strip(child.arg_attrs)
                 child.res_attrs = _strip(child.res_attrs)
+
+
+def _function_of(op: Operation) -> FuncOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, FuncOp):
+        parent = parent.parent_op()
+    return parent
 
 
 def _static(op: Operation, typ: Attribute) -> TensorType[Attribute]:

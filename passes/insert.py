@@ -51,14 +51,20 @@ def planning_loops(
 
 def warn_if_unmet(pass_name: str, loop: PlanningLoop, trial: Trial) -> None:
     """A warning when the best plan found peaks above its target."""
-    if trial.plan.met:
+    if trial.fits(trial.target):
         return
+    peak = trial.result.peak_hbm_bytes
+    needs = (
+        f"peaks at {format_bytes(peak)}"
+        if peak > trial.target
+        else f"peaks at {format_bytes(peak)} but its layout needs an arena of "
+        f"{format_bytes(trial.arena_bytes)}"
+    )
     emit(
         pass_name,
         Severity.WARNING,
-        f"@{loop.function.sym_name.data}: the best plan found peaks at "
-        f"{format_bytes(trial.plan.peak_after)}, above the target of "
-        f"{format_bytes(trial.target)}",
+        f"@{loop.function.sym_name.data}: the best plan found {needs}, above the "
+        f"target of {format_bytes(trial.target)}",
     )
 
 

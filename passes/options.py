@@ -17,6 +17,7 @@ from hyperoffload.planning.loop import LoopOptions
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.layout import DEFAULT_ALIGNMENT
 from hyperoffload.support.units import parse_duration, parse_size
 
 
@@ -32,7 +33,15 @@ class HardwareOptions:
 
 
 @dataclass(frozen=True)
-class InsertOptions(HardwareOptions):
+class LayoutOptions(HardwareOptions):
+    layout: Literal["auto", "best-fit", "hill-climb"] = "auto"
+    """How buffers get arena offsets (`auto`: the smallest arena of the strategies)."""
+    alignment: int = DEFAULT_ALIGNMENT
+    """Offsets and sizes are multiples of this many bytes."""
+
+
+@dataclass(frozen=True)
+class InsertOptions(LayoutOptions):
     min_bytes: str | int = 0
     """Smallest value worth offloading (e.g. `1MB`)."""
     min_gap: str | int | float = 0
@@ -62,8 +71,14 @@ class InsertOptions(HardwareOptions):
         self, capacity: int, move: MoveOptions | None = None
     ) -> LoopOptions:
         """How the planning loop plans for `capacity` (fetches moved with `move`)."""
+        if self.alignment < 1:
+            raise ValueError(f"alignment must be 1 or more, not {self.alignment}")
         return LoopOptions(
-            self.plan_options(capacity), move, lazy_detach=self.detach == "lazy"
+            self.plan_options(capacity),
+            move,
+            lazy_detach=self.detach == "lazy",
+            layout=self.layout,
+            alignment=self.alignment,
         )
 
     def plan_options(self, target: int) -> PlanOptions:

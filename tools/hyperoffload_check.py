@@ -10,7 +10,10 @@ hyperoffload-check examples/tiny_llama_train.mlir \\
 ```
 
 The original is FILE stripped of any offload ops (`hyperoffload-strip`); the
-lowered program is FILE after `--pipeline` and `convert-hyperoffload-to-linalg`.
+lowered program is FILE after `--pipeline` and `convert-hyperoffload-to-linalg`
+(with `--arena`: after `--pipeline`, `hyperoffload-assign-offsets` and
+`convert-hyperoffload-to-linalg{arena=true}`, every device buffer at its
+offset in one arena).
 Both are printed in generic form (`--quiet` leaves them out), then the
 verdict. Exit status: 0 when the outputs match, 1 when they differ or on an
 error.
@@ -37,6 +40,8 @@ from hyperoffload.tools.command_line import run_reporting_errors
 
 TOOL = "hyperoffload-check"
 CONVERSION = "convert-hyperoffload-to-linalg"
+ARENA_CONVERSION = "convert-hyperoffload-to-linalg{arena=true}"
+ASSIGN_OFFSETS = "hyperoffload-assign-offsets"
 DEFAULT_PIPELINE = "hyperoffload-pipeline"
 
 
@@ -64,6 +69,14 @@ def _arguments() -> argparse.ArgumentParser:
             "the xDSL pass pipeline to apply before the conversion, e.g. "
             "'hyperoffload-pipeline{hbm-capacity=700KB}'; '' for none "
             "(default: %(default)s)"
+        ),
+    )
+    parser.add_argument(
+        "--arena",
+        action="store_true",
+        help=(
+            f"run the static memory layout: append {ASSIGN_OFFSETS} to the "
+            f"pipeline and lower with {ARENA_CONVERSION}"
         ),
     )
     parser.add_argument(
@@ -98,9 +111,10 @@ def _function(module: ModuleOp, name: str | None, file_name: str) -> FuncOp:
 
 
 def _pipeline(
-    available: dict[str, Callable[[], type[ModulePass]]], spec: str
-) -> list[PassPipeline]:
-    """The user's pipeline (`spec`, possibly empty), then the conversion."""
+    available: dict[str, Callable[[], type[ModulePass]]], spec: str, arena: bool
+) -> tuple[list[PassPipeline], str]:
+    """The user's pipeline (`spec`, possibly empty), then the conversion (after
+    the layout, with `arena`); and the whole pipeline as text."""
     pipelines: list[PassPipeline] = []
     if spec:
         try:
@@ -109,8 +123,9 @@ def _pipeline(
             raise CheckError(
                 format_diagnostic(TOOL, Severity.ERROR, f"invalid --pipeline: {err}")
             ) from None
-    pipelines.append(PassPipeline.parse_spec(available, CONVERSION))
-    return pipelines
+    lowering = f"{ASSIGN_OFFSETS},{ARENA_CONVERSION}" if arena else CONVERSION
+    pipelines.append(PassPipeline.parse_spec(available, lowering))
+    return pipelines, ",".join(p for p in (spec, lowering) if p)
 
 
 def _format(value: float) -> str:
@@ -168,8 +183,7 @@ def _run(args: Sequence[str] | None) -> int:
     name = function.sym_name.data
     inputs = random_inputs(function, options.seed)
 
-    passes = _pipeline(all_passes(), options.pipeline.strip())
-    spec = ",".join(p for p in (options.pipeline.strip(), CONVERSION) if p)
+    passes, spec = _pipeline(all_passes(), options.pipeline.strip(), options.arena)
     start = time.perf_counter()
     for pipeline in passes:
         pipeline.apply(ctx, module)

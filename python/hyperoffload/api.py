@@ -42,6 +42,7 @@ from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir, read_upstream
 from hyperoffload.ir.strip import strip_offload_ops
 from hyperoffload.ir.upstream import UnwritableChange, write_back
+from hyperoffload.sim.arena import planned_arena
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.policies import PolicyOptions, run_policy
 from hyperoffload.sim.schedule import Schedule
@@ -61,6 +62,8 @@ class CompileReport:
     makespan_before_s: float
     makespan_after_s: float
     exposed_transfer_s: float
+    arena_after_bytes: int
+    """The arena the planned program's static layout needs (>= its peak)."""
 
 
 def _print(module: ModuleOp, generic: bool) -> str:
@@ -121,6 +124,7 @@ def plan_module(
         before.makespan_s,
         after.makespan_s,
         after.exposed_transfer_s,
+        planned_arena(after).arena_bytes,
     )
 
 

@@ -95,6 +95,7 @@ class _Extractor:
         self.buffers: list[Buffer] = []
         self.steps: list[Step] = []
         self.buffer_of: dict[SSAValue, int] = {}
+        self.owners: list[SSAValue] = []  # buffer -> the value it was made for
         self.uses: dict[SSAValue, int] = {}  # value -> last top-level op reading it
         self.buffer_last: dict[int, int] = {}  # buffer -> last op reading any alias
         self.unallocated: set[int] = set()  # tensor.empty buffers not yet written
@@ -115,6 +116,7 @@ class _Extractor:
         name = describe(value) if value.name_hint else f"%{len(self.buffers)}"
         buffer = Buffer(len(self.buffers), name, nbytes, tier, kind, **extra)  # type: ignore[arg-type]
         self.buffers.append(buffer)
+        self.owners.append(value)
         self._bind(value, buffer.id)
         return buffer.id
 
@@ -359,6 +361,8 @@ class Extraction:
     schedule: Schedule
     buffer_of: dict[SSAValue, int]
     """The device buffer (or copy) each tensor value lives in."""
+    owners: list[SSAValue]
+    """The value each buffer was made for (an argument, or the result that owns it)."""
     compute_of_op: dict[int, int]
     """Top-level op index -> index of its compute step (ops with a step only)."""
     fusion: Fusion
@@ -384,7 +388,11 @@ def extract(function: func.FuncOp, costs: CostModel) -> Extraction:
     extractor = _Extractor(function, costs)
     schedule = extractor.run()
     return Extraction(
-        schedule, extractor.buffer_of, extractor.compute_of_op, extractor.fusion
+        schedule,
+        extractor.buffer_of,
+        extractor.owners,
+        extractor.compute_of_op,
+        extractor.fusion,
     )
 
 

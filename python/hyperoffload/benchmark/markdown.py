@@ -21,7 +21,13 @@ before its first use and frees it after its last. Where ours may keep tagged
 arguments in HBM between calls (`place-arguments`), every peer setting is
 also tried with all tagged arguments resident, and the setting says which
 the peer chose. A row shows the policy's best setting: its least peak within
-the limit or, where none is within, its least slowdown (`within`: no)."""
+the limit or, where none is within, its least slowdown (`within`: no).
+Arena: the HBM a device must have once every buffer has an address. Ours
+is compiled, so its buffers are laid out statically
+(`hyperoffload-assign-offsets`); the peers allocate at run time with a
+best-fit allocator (the CUDA caching allocator's policy), replayed over
+their simulated run; `dynamic best-fit` is that allocator on every row,
+ours included. Fragmentation is the arena over the live-byte peak, minus 1."""
 
 
 def _peak_section(scenario: dict[str, Any]) -> list[str]:
@@ -31,13 +37,14 @@ def _peak_section(scenario: dict[str, Any]) -> list[str]:
             f"**{preset['hardware']}** (HBM {format_bytes(preset['hbm_capacity_bytes'])}), "
             f"each policy's best setting (within {scenario['limit']:.0%} if any is):",
             "",
-            "| policy | setting | within | peak HBM | peak vs none | makespan | slowdown "
-            "| exposed transfer | moved | tokens/s |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| policy | setting | within | peak HBM | peak vs none | arena (frag.) "
+            "| dynamic best-fit | makespan | slowdown | exposed transfer | moved "
+            "| tokens/s |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for row in preset["rows"]:
             if "peak_hbm_bytes" not in row:
-                lines.append(f"| {row['policy']} | {row['setting']} |" + " - |" * 8)
+                lines.append(f"| {row['policy']} | {row['setting']} |" + " - |" * 10)
                 continue
             reference = row["policy"] == "none"
             peak = "-" if reference else f"{-row['peak_reduction']:+.1%}"
@@ -45,8 +52,9 @@ def _peak_section(scenario: dict[str, Any]) -> list[str]:
             within = "yes" if row["within"] else "out of memory" if row["oom"] else "no"
             lines.append(
                 f"| {row['policy']} | {row['setting']} | {within} "
-                f"| {format_bytes(row['peak_hbm_bytes'])} "
-                f"| {peak} | {format_seconds(row['makespan_s'])} | {slowdown} "
+                f"| {format_bytes(row['peak_hbm_bytes'])} | {peak} | {_arena(row)} "
+                f"| {format_bytes(row['dynamic_arena_bytes'])} "
+                f"| {format_seconds(row['makespan_s'])} | {slowdown} "
                 f"| {format_seconds(row['exposed_transfer_s'])} "
                 f"| {format_bytes(row['bytes_moved'])} | {row['tokens_per_s']:,.0f} |"
             )
@@ -66,6 +74,11 @@ def _peak_section(scenario: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _arena(row: dict[str, Any]) -> str:
+    """The arena a run needs and how far above its live peak that is."""
+    return f"{format_bytes(row['arena_bytes'])} ({row['fragmentation']:+.1%})"
+
+
 def _longest_section(scenario: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     limit = scenario["limit"]
@@ -75,9 +88,9 @@ def _longest_section(scenario: dict[str, Any]) -> list[str]:
             + (f"; within {limit:.0%} of none's time" if limit is not None else "")
             + "):",
             "",
-            "| policy | longest that fits | setting | peak HBM | time per call "
-            "| slowdown | tokens/s |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
+            "| policy | longest that fits | setting | peak HBM | arena (frag.) "
+            "| time per call | slowdown | tokens/s |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for policy, entry in preset["longest"].items():
             length = (
@@ -88,12 +101,12 @@ def _longest_section(scenario: dict[str, Any]) -> list[str]:
             )
             if "peak_hbm_bytes" not in entry:
                 lines.append(
-                    f"| {policy} | {length} | {entry['setting']} |" + " - |" * 4
+                    f"| {policy} | {length} | {entry['setting']} |" + " - |" * 5
                 )
                 continue
             lines.append(
                 f"| {policy} | {length} | {entry['setting']} "
-                f"| {format_bytes(entry['peak_hbm_bytes'])} "
+                f"| {format_bytes(entry['peak_hbm_bytes'])} | {_arena(entry)} "
                 f"| {format_seconds(entry['makespan_s'])} | {entry['slowdown']:+.2%} "
                 f"| {entry['tokens_per_s']:,.1f} |"
             )

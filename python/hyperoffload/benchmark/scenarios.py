@@ -27,6 +27,7 @@ from typing import Any
 from hyperoffload.analysis.bounds import memory_lower_bound
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.benchmark.peers import (
+    OURS,
     RECOMPUTATION_PEERS,
     VARIANTS,
     Best,
@@ -37,6 +38,7 @@ from hyperoffload.benchmark.workloads import Export, Log, Workload, load_workloa
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.planner import PlanError
+from hyperoffload.sim.arena import fragmentation, planned_arena, runtime_arena
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.plot import write_plot
 from hyperoffload.sim.policies import RUNTIMES
@@ -52,6 +54,21 @@ class Context:
     log: Log
 
 
+def _arena_fields(policy: str, result: SimResult) -> dict[str, Any]:
+    """
+    The arena each run needs: ours is compiled, so its buffers get a static
+    layout; every peer allocates at run time with a best-fit allocator. Both
+    figures for every run, so the allocators compare on one plan too.
+    """
+    dynamic = runtime_arena(result).arena_bytes
+    arena = planned_arena(result).arena_bytes if policy.startswith(OURS) else dynamic
+    return {
+        "arena_bytes": arena,
+        "fragmentation": fragmentation(arena, result.peak_hbm_bytes),
+        "dynamic_arena_bytes": dynamic,
+    }
+
+
 def _row(best: Best, none: SimResult, tokens: int) -> dict[str, Any]:
     row: dict[str, Any] = {
         "policy": best.policy,
@@ -64,6 +81,7 @@ def _row(best: Best, none: SimResult, tokens: int) -> dict[str, Any]:
         return row
     return row | {
         "peak_hbm_bytes": result.peak_hbm_bytes,
+        **_arena_fields(best.policy, result),
         "makespan_s": result.makespan_s,
         "compute_s": result.compute_s,
         "exposed_transfer_s": result.exposed_transfer_s,
@@ -280,7 +298,7 @@ class LongestSequence:
                 "length": length,
                 "fits": probe_.fits,
                 "setting": probe_.setting,
-                **_figures(probe_),
+                **_figures(policy, probe_),
             }
             for (policy, length), probe_ in sorted(
                 probes.items(), key=lambda kv: kv[0][1]
@@ -308,7 +326,7 @@ class LongestSequence:
             "fits": found.fits,
             "at": at,
             "setting": found.setting,
-            **_figures(found),
+            **_figures(policy, found),
         }
         if found.result is not None:
             tokens = replace(self.export, **{self.vary: at}).tokens
@@ -350,11 +368,12 @@ class LongestSequence:
         return verdict(result, "planned at the capacity")
 
 
-def _figures(probe: _Probe) -> dict[str, Any]:
+def _figures(policy: str, probe: _Probe) -> dict[str, Any]:
     if probe.result is None:
         return {}
     return {
         "peak_hbm_bytes": probe.result.peak_hbm_bytes,
+        **_arena_fields(policy, probe.result),
         "makespan_s": probe.result.makespan_s,
         "slowdown": probe.slowdown,
         "oom": probe.result.oom is not None,

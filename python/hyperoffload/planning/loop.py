@@ -3,6 +3,11 @@ The planning loop of one function: its program graph is extracted once;
 each HBM target is planned, its fetches placed and the result simulated on
 that graph; the IR is written once, for the plan chosen.
 
+A target is met in addresses, not only in bytes: a plan fits when the arena
+of its static layout (`hyperoffload.sim.arena`) is within the target. Where
+the live bytes fit but the layout does not, the loop plans again for a
+target lower by the excess (up to `ARENA_ROUNDS` times).
+
 ```python
 loop = PlanningLoop(function, graph, hardware, LoopOptions(PlanOptions(target=0), MoveOptions()))
 trial = loop.trial(32 * 10**9)   # plan, move-window, simulation: no IR touched
@@ -13,6 +18,7 @@ loop.write(trial)                # the offload ops, in the IR
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
@@ -26,9 +32,17 @@ from hyperoffload.planning.arrange import Skeleton, arrange
 from hyperoffload.planning.fetch_windows import place_fetches
 from hyperoffload.planning.milp import plan_exact
 from hyperoffload.planning.placement import MoveOptions
-from hyperoffload.planning.planner import Plan, PlanOptions, plan_offload, plan_schedule
+from hyperoffload.planning.planner import (
+    Plan,
+    PlanError,
+    PlanOptions,
+    plan_offload,
+    plan_schedule,
+)
 from hyperoffload.planning.write_plan import write_plan
+from hyperoffload.sim.arena import planned_arena
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.layout import DEFAULT_ALIGNMENT
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, simulate
 
@@ -41,6 +55,14 @@ class LoopOptions:
     """How to place fetches (None: where insertion puts them)."""
     lazy_detach: bool = False
     """Detach right before the fetch instead of after the use before the gap."""
+    layout: str = "auto"
+    """The static layout strategy a plan's arena is judged with."""
+    alignment: int = DEFAULT_ALIGNMENT
+    """Of arena offsets and sizes, in bytes."""
+
+
+ARENA_ROUNDS = 3
+"""Plans for a lower target tried when a plan's live bytes fit and its arena does not."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +78,17 @@ class Trial:
     result: SimResult
     """Its simulation (no capacity enforced, nothing recorded)."""
     moved: bool
+    layout: str = "auto"
+    alignment: int = DEFAULT_ALIGNMENT
+
+    @cached_property
+    def arena_bytes(self) -> int:
+        """The arena of the plan's static layout (computed when first asked)."""
+        return planned_arena(self.result, self.layout, self.alignment).arena_bytes
+
+    def fits(self, capacity: int) -> bool:
+        """Its live bytes and its arena both within `capacity`."""
+        return self.result.peak_hbm_bytes <= capacity and self.arena_bytes <= capacity
 
 
 class PlanningLoop:
@@ -82,14 +115,32 @@ class PlanningLoop:
         return PlanningLoop(function, graph, hardware, options)
 
     def trial(self, target: int) -> Trial:
-        """Plan for `target`; raises `PlanError` for a target no plan can meet."""
+        """
+        Plan for `target`, in addresses (see the module docstring); raises
+        `PlanError` for a target no plan can meet.
+        """
+        trial = self._trial(target)
+        planned_for = target
+        for _ in range(ARENA_ROUNDS):
+            if trial.result.peak_hbm_bytes > target or trial.arena_bytes <= target:
+                break
+            planned_for -= trial.arena_bytes - target
+            try:
+                lower = replace(self._trial(planned_for), target=target)
+            except PlanError:  # below what any plan reaches
+                break
+            trial = _better(trial, lower)
+        return trial
+
+    def _trial(self, target: int) -> Trial:
+        """The plan for `target` in live bytes."""
         options = replace(self.options.plan, target=target)
         distance = options.prefetch_distance
         if options.solver == "milp":  # fetches placed by the MILP itself
             plan = plan_exact(self.graph, self.hardware, options)
             schedule = plan_schedule(self.graph, plan, self.hardware, distance)
             result = simulate(schedule, self.hardware, None, record=False)
-            return Trial(target, plan, plan, schedule, result, moved=False)
+            return self._judged(Trial(target, plan, plan, schedule, result, False))
         trial = self._heuristic(options)
         if options.recompute == "none":
             return trial
@@ -103,17 +154,27 @@ class PlanningLoop:
         if self.options.move is None:
             schedule = plan_schedule(self.graph, plan, self.hardware, distance)
             result = simulate(schedule, self.hardware, None, record=False)
-            return Trial(options.target, plan, plan, schedule, result, moved=False)
+            return self._judged(
+                Trial(options.target, plan, plan, schedule, result, False)
+            )
         placed = place_fetches(
             self.graph, plan, self.hardware, options.target, self.options.move, distance
         )
-        return Trial(
-            options.target,
-            plan,
-            placed.plan,
-            placed.schedule,
-            placed.result,
-            placed.moved,
+        return self._judged(
+            Trial(
+                options.target,
+                plan,
+                placed.plan,
+                placed.schedule,
+                placed.result,
+                placed.moved,
+            )
+        )
+
+    def _judged(self, trial: Trial) -> Trial:
+        """`trial`, its arena judged with the loop's layout options."""
+        return replace(
+            trial, layout=self.options.layout, alignment=self.options.alignment
         )
 
     def write(self, trial: Trial) -> Trial:
@@ -194,14 +255,13 @@ def _fetch_positions(plan: Plan, distance: int) -> list[int]:
 
 def _better(trial: Trial, other: Trial) -> Trial:
     """
-    Of two plans for one target: the one that meets it (both: the faster,
-    then the lower peak); if neither does, the lower peak.
+    Of two plans for one target: the one that fits it (both: the faster,
+    then the smaller arena); if neither does, the lower peak.
     """
 
     def key(t: Trial) -> tuple[bool, float, int]:
-        peak = t.result.peak_hbm_bytes
-        if peak <= t.target:
-            return (False, t.result.makespan_s, peak)
-        return (True, float(peak), peak)
+        if t.fits(t.target):
+            return (False, t.result.makespan_s, t.arena_bytes)
+        return (True, float(t.result.peak_hbm_bytes), t.result.peak_hbm_bytes)
 
     return trial if key(trial) <= key(other) else other

@@ -4,11 +4,11 @@ unlimited HBM, searched on one function's planning loop: every trial plans,
 places and simulates on the graph extracted once; none touches the IR.
 
 The criterion is monotone by construction: a target is met when some plan
-tried so far peaks at or below it within the slowdown, so a larger target is
+tried so far fits it (live bytes and arena) within the slowdown, so a larger target is
 met whenever a smaller one is. The bisection runs between the largest
 single-op working set and the unconstrained peak; the answer is the tried
-plan within the slowdown with the lowest simulated peak. Each trial is
-reported as a remark (target, planned peak, slowdown, seconds).
+plan within the slowdown with the smallest arena. Each trial is reported as
+a remark (target, planned peak and arena, slowdown, seconds).
 
 ```python
 trial = smallest_target(loop, capacity=32 * 10**9, slowdown=0.02)
@@ -57,23 +57,21 @@ class TargetSearch:
 
     def within(self, trial: Trial) -> bool:
         return (
-            trial.result.peak_hbm_bytes <= self.capacity
+            trial.fits(self.capacity)
             and slowdown(trial.result, self.reference) <= self.max_slowdown
         )
 
     def best(self) -> Trial | None:
         """
-        The tried plan within the slowdown with the lowest peak (of equal
+        The tried plan within the slowdown with the smallest arena (of equal
         ones, the one planned for the highest target: a target it meets).
         """
         fitting = [t.trial for t in self.tried if t.trial and self.within(t.trial)]
-        return min(
-            fitting, key=lambda t: (t.result.peak_hbm_bytes, -t.target), default=None
-        )
+        return min(fitting, key=lambda t: (t.arena_bytes, -t.target), default=None)
 
     def met(self, target: int) -> bool:
         best = self.best()
-        return best is not None and best.result.peak_hbm_bytes <= target
+        return best is not None and best.fits(target)
 
     def attempt(self, target: int) -> Trial | None:
         start = time.perf_counter()
@@ -90,9 +88,10 @@ class TargetSearch:
         outcome = "no plan meets it"
         if tried.trial is not None:
             result = tried.trial.result
-            missed = result.peak_hbm_bytes > tried.target
+            missed = not tried.trial.fits(tried.target)
             outcome = (
-                f"planned peak {format_bytes(result.peak_hbm_bytes)}"
+                f"planned peak {format_bytes(result.peak_hbm_bytes)}, "
+                f"arena {format_bytes(tried.trial.arena_bytes)}"
                 f"{' (target missed)' if missed else ''}, "
                 f"slowdown {slowdown(result, self.reference):+.2%}"
             )
@@ -128,7 +127,7 @@ class TargetSearch:
             )
         answer = (
             f"smallest target within {self.max_slowdown:.1%} slowdown: "
-            f"{format_bytes(best.result.peak_hbm_bytes)}"
+            f"{format_bytes(best.arena_bytes)}"
             if self.within(best)
             else f"no target within {self.max_slowdown:.1%} slowdown: planned for "
             f"{format_bytes(high)}"

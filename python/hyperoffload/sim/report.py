@@ -2,10 +2,15 @@
 Reports of simulation runs: a JSON-ready dict per run and a readable table.
 
 ```
-policy        peak HBM   makespan   compute   exposed   vs none
-none          1.05 MB    4.009 ms   4.009 ms  0.0 us    -
-reactive-lru  630.68 KB  5.150 ms   4.009 ms  1.142 ms  peak -40.1%, time +28.5%
+policy        peak HBM   arena      makespan   compute   exposed   vs none
+none          1.05 MB    1.06 MB    4.009 ms   4.009 ms  0.0 us    -
+reactive-lru  630.68 KB  702.14 KB  5.150 ms   4.009 ms  1.142 ms  peak -40.1%, time +28.5%
 ```
+
+The arena is what the device must have once addresses are assigned: for
+`plan` (a compiled program, every lifetime known) a static layout, for every
+other policy a best-fit allocator running online, as a runtime's does
+(`hyperoffload.sim.arena`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from hyperoffload.sim.arena import fragmentation, planned_arena, runtime_arena
 from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.units import format_bytes, format_seconds
 
@@ -24,11 +30,18 @@ def report_dict(
     reference: SimResult | None = None,
 ) -> dict[str, Any]:
     """The fields of one run; `reference` is the `none` run of the same program."""
+    arena = (
+        planned_arena(result).arena_bytes
+        if policy == "plan"
+        else runtime_arena(result).arena_bytes
+    )
     report: dict[str, Any] = {
         "policy": policy,
         "hardware": hardware,
         "hbm_capacity_bytes": result.hbm_capacity_bytes,
         "peak_hbm_bytes": result.peak_hbm_bytes,
+        "arena_bytes": arena,
+        "fragmentation": fragmentation(arena, result.peak_hbm_bytes),
         "makespan_s": result.makespan_s,
         "compute_s": result.compute_s,
         "exposed_transfer_s": result.exposed_transfer_s,
@@ -72,6 +85,7 @@ def format_table(reports: list[dict[str, Any]]) -> str:
     header = (
         "policy",
         "peak HBM",
+        "arena",
         "makespan",
         "compute",
         "exposed",
@@ -85,6 +99,7 @@ def format_table(reports: list[dict[str, Any]]) -> str:
             (
                 r["policy"],
                 format_bytes(r["peak_hbm_bytes"]),
+                format_bytes(r["arena_bytes"]),
                 format_seconds(r["makespan_s"]),
                 format_seconds(r["compute_s"]),
                 format_seconds(r["exposed_transfer_s"]),

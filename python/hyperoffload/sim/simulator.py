@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.layout import Allocation
 from hyperoffload.sim.schedule import Compute, Free, Schedule, Transfer, Wait
 from hyperoffload.support.tiers import Tier
 
@@ -106,6 +107,8 @@ class SimResult:
     """HBM occupancy after each change, in time order."""
     intervals: list[Interval] = field(default_factory=list[Interval])
     """Compute steps and transfers, for traces and plots."""
+    allocations: list[Allocation] = field(default_factory=list[Allocation])
+    """Each stay of a buffer in HBM, numbered by occupancy changes (for layouts)."""
 
     @property
     def exposed_transfer_s(self) -> float:
@@ -138,6 +141,8 @@ class _Run:
         self.now = 0.0
         self.hbm = 0
         self.resident: OrderedDict[int, None] = OrderedDict()  # in LRU order
+        self.claimed: dict[int, int] = {}  # resident buffer -> event of its claim
+        self.events = 0  # occupancy changes so far
         self.deferred: list[tuple[float, int]] = []  # (time, buffer) frees
         self.pending_free: dict[int, float] = {}  # buffer -> time of its deferred free
         self.readers_end: dict[int, float] = {}  # buffer -> end of transfers reading it
@@ -200,6 +205,13 @@ class _Run:
             del self.resident[buffer]
             self.hbm -= self.buffers[buffer].bytes
             self._sample(time)
+            self._released(buffer)
+
+    def _released(self, buffer: int) -> None:
+        size = self.buffers[buffer].bytes
+        start = self.claimed.pop(buffer)
+        self.result.allocations.append(Allocation(buffer, size, start, self.events))
+        self.events += 1
 
     def _free(self, buffer: int) -> None:
         end = self.readers_end.get(buffer, 0.0)
@@ -234,6 +246,8 @@ class _Run:
 
     def _claim(self, buffer: int) -> None:
         self.resident[buffer] = None
+        self.claimed[buffer] = self.events
+        self.events += 1
         self.hbm += self.buffers[buffer].bytes
         self.result.peak_hbm_bytes = max(self.result.peak_hbm_bytes, self.hbm)
         self._sample(self.now)
@@ -392,6 +406,8 @@ class _Run:
             else:
                 self._free_step(step)
         self._release_until(float("inf"))
+        for buffer in list(self.claimed):  # what stays to the end: results, arguments
+            self._released(buffer)
         ends = [self.now, *self.transfer_end.values(), *self.readers_end.values()]
         self.result.makespan_s = max(ends)
         self._bounds()

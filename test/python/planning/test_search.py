@@ -111,12 +111,14 @@ def test_every_trial_is_a_remark(ctx: Context):
         assert remark.startswith(f"@decode: target {format_bytes(tried.target)}: ")
     # 4608 B: only the plan peaking at 4096 B, too slow; 5376 B: 5120 B
     assert re.fullmatch(
-        r"@decode: target 4\.61 KB: planned peak 4\.10 KB, slowdown \+16\.\d\d% "
+        r"@decode: target 4\.61 KB: planned peak 4\.10 KB, arena 4\.10 KB, "
+        r"slowdown \+16\.\d\d% "
         r"\(\d+\.\d\d s\)",
         remarks[0],
     )
     assert re.fullmatch(
-        r"@decode: target 5\.38 KB: planned peak 5\.12 KB, slowdown \+0\.05% "
+        r"@decode: target 5\.38 KB: planned peak 5\.12 KB, arena 5\.12 KB, "
+        r"slowdown \+0\.05% "
         r"\(\d+\.\d\d s\)",
         remarks[1],
     )

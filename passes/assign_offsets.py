@@ -1,0 +1,114 @@
+"""
+`hyperoffload-assign-offsets`: give every device buffer of a planned function
+an offset in one HBM arena, from the lifetimes the simulator sees (a
+prefetched copy is live from the moment its prefetch is issued; activations
+and recomputed values from their producer to their last use or detach).
+
+The layout is recorded as attributes: `hyperoffload.arena_bytes` on the
+function, `hyperoffload.offsets` on each op whose results own a buffer (one
+entry per result, -1 for a result with no buffer of its own: a view, a result
+written in place into its `outs`, an op fused into a later kernel) and
+`hyperoffload.offset` on each argument in HBM. Run it last: a pass that moves
+ops afterwards leaves the offsets stale (running it again recomputes them).
+
+```mlir
+func.func @f(%x: tensor<256xf32> {hyperoffload.offset = 0 : i64}) -> tensor<256xf32>
+    attributes {hyperoffload.arena_bytes = 3072 : i64} {
+  %a = arith.mulf %x, %x {hyperoffload.offsets = array<i64: 1024>} : tensor<256xf32>
+  %b = arith.addf %a, %a {hyperoffload.offsets = array<i64: 2048>} : tensor<256xf32>
+  %c = arith.addf %b, %b {hyperoffload.offsets = array<i64: 1024>} : tensor<256xf32>
+  func.return %c : tensor<256xf32>
+}
+```
+(`%c` reuses `%a`'s range: `%a` is dead once `%b` is computed.)
+"""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    i64,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.extract import Extraction, ExtractionError, extract
+from hyperoffload.ir.arena import ARENA_ATTR, OFFSETS_ATTR
+from hyperoffload.passes.options import LayoutOptions
+from hyperoffload.sim.arena import Arena, planned_arena
+from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
+
+OFFSET_ARG_ATTR = "hyperoffload.offset"
+"""On an argument in HBM: its range's offset (the caller's storage)."""
+
+
+def function_layout(
+    function: FuncOp, options: LayoutOptions
+) -> tuple[Extraction, SimResult, Arena]:
+    """`function`'s schedule as written, its simulation and its static layout."""
+    if options.alignment < 1:
+        raise ValueError(f"alignment must be 1 or more, not {options.alignment}")
+    hardware = options.load_hardware()
+    extraction = extract(function, CostModel(hardware))
+    result = simulate(extraction.schedule, hardware, None, record=False)
+    return extraction, result, planned_arena(result, options.layout, options.alignment)
+
+
+@dataclass(frozen=True)
+class AssignOffsetsPass(LayoutOptions, ModulePass):
+    """Record an arena offset for every device buffer of each function."""
+
+    name = "hyperoffload-assign-offsets"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in [f for f in op.walk() if isinstance(f, FuncOp)]:
+            if function.is_declaration:
+                continue
+            try:
+                self._assign(function)
+            except (ExtractionError, SimulationError, ValueError) as err:
+                raise PassFailedException(str(err)) from None
+
+    def _assign(self, function: FuncOp) -> None:
+        extraction, _, arena = function_layout(function, self)
+        for child in function.body.block.ops:
+            child.attributes.pop(OFFSETS_ATTR, None)
+        offsets: dict[Operation, list[int]] = {}
+        arguments: dict[int, int] = {}
+        for buffer, offset in arena.buffer_offsets().items():
+            owner = extraction.owners[buffer]
+            if isinstance(owner, BlockArgument):
+                arguments[owner.index] = offset
+            else:
+                assert isinstance(owner, OpResult)
+                row = offsets.setdefault(owner.op, [-1] * len(owner.op.results))
+                row[owner.index] = offset
+        for owner, row in offsets.items():
+            owner.attributes[OFFSETS_ATTR] = DenseArrayBase.from_list(i64, row)
+        function.arg_attrs = _with_offsets(function, arguments)
+        function.attributes[ARENA_ATTR] = IntegerAttr(arena.arena_bytes, i64)
+
+
+def _with_offsets(
+    function: FuncOp, offsets: dict[int, int]
+) -> ArrayAttr[DictionaryAttr] | None:
+    """The function's argument attributes with `hyperoffload.offset` set anew."""
+    old = function.arg_attrs.data if function.arg_attrs else ()
+    rows: list[DictionaryAttr] = []
+    for index in range(len(function.args)):
+        entries: dict[str, Attribute] = (
+            dict(old[index].data) if index < len(old) else {}
+        )
+        entries.pop(OFFSET_ARG_ATTR, None)
+        if index in offsets:
+            entries[OFFSET_ARG_ATTR] = IntegerAttr(offsets[index], i64)
+        rows.append(DictionaryAttr(entries))
+    return ArrayAttr(rows) if any(row.data for row in rows) else None

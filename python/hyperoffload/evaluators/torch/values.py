@@ -1,0 +1,110 @@
+"""
+Values of the torch executor: MLIR element types as torch dtypes, and arrays
+moved between numpy (the numeric evaluator's inputs and outputs, `bf16` held
+in `float32`) and torch (`bf16` held as `torch.bfloat16`).
+
+```python
+torch_dtype(TensorType(BFloat16Type(), [2]))         # torch.bfloat16
+to_numpy(torch.ones(2, dtype=torch.bfloat16))         # float32 [1., 1.], as numpy holds bf16
+from_numpy(np.ones(2, np.float32), bf16_tensor_type)  # a torch.bfloat16 tensor
+```
+
+A `tensor.empty` whose contents nothing reads is held as a *lazy* tensor: a
+tensor on the `meta` device, which has a shape and a dtype but no storage
+(`is_lazy`); an op that reads it gets zeros, as the numeric evaluator gives.
+"""
+
+from typing import Any
+
+import numpy as np
+import torch
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    Signedness,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import DiagnosticException
+
+from hyperoffload.evaluators.numeric.core import element_type, shape_of
+from hyperoffload.ir.diagnostics import location_of
+
+__all__ = [
+    "Fail",
+    "RunError",
+    "error",
+    "from_numpy",
+    "is_lazy",
+    "lazy",
+    "shape_of",
+    "to_numpy",
+    "torch_dtype",
+]
+
+
+class RunError(DiagnosticException):
+    """A program the executor cannot run; the message starts with `file:line:col: error: `."""
+
+
+class Fail(Exception):
+    """Raised by op implementations; the executor locates it at the op."""
+
+
+def error(op: Operation, message: str) -> RunError:
+    """A `RunError` located at `op`."""
+    return RunError(f"{location_of(op)}: error: {message}")
+
+
+_INTEGERS = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
+_UNSIGNED = {8: torch.uint8, 16: torch.uint16, 32: torch.uint32, 64: torch.uint64}
+
+
+def torch_dtype(type_: Attribute) -> torch.dtype:
+    """The torch dtype of a (remote) tensor type's elements, or of a scalar type."""
+    element = element_type(type_)
+    if isinstance(element, BFloat16Type):
+        return torch.bfloat16
+    if isinstance(element, Float16Type):
+        return torch.float16
+    if isinstance(element, Float32Type):
+        return torch.float32
+    if isinstance(element, Float64Type):
+        return torch.float64
+    if isinstance(element, IndexType):
+        return torch.int64
+    if isinstance(element, IntegerType):
+        width = element.bitwidth
+        if width == 1:
+            return torch.bool
+        unsigned = element == IntegerType(width, Signedness.UNSIGNED)
+        table = _UNSIGNED if unsigned else _INTEGERS
+        if width in table:
+            return table[width]
+    raise Fail(f"no torch dtype for {element}")
+
+
+def from_numpy(array: np.ndarray[Any, Any], type_: Attribute) -> torch.Tensor:
+    """`array` (as the numeric evaluator holds values of `type_`) as a CPU tensor."""
+    tensor = torch.as_tensor(np.require(array, requirements=["C", "W"]))
+    return tensor.to(torch_dtype(type_))
+
+
+def to_numpy(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
+    """A host copy of `tensor` as numpy holds it: `bf16` widened to `float32` (exactly)."""
+    host = tensor.detach().to("cpu")
+    if host.dtype == torch.bfloat16:
+        host = host.to(torch.float32)
+    return np.array(host.numpy(), copy=True)
+
+
+def lazy(shape: list[int], dtype: torch.dtype) -> torch.Tensor:
+    """An uninitialised tensor that holds no memory until something reads it."""
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def is_lazy(tensor: torch.Tensor) -> bool:
+    return tensor.is_meta
