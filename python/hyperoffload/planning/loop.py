@@ -6,7 +6,8 @@ that graph; the IR is written once, for the plan chosen.
 A target is met in addresses, not only in bytes: a plan fits when the arena
 of its static layout (`hyperoffload.sim.arena`) is within the target. Where
 the live bytes fit but the layout does not, the loop plans again for a
-target lower by the excess (up to `ARENA_ROUNDS` times).
+target lower by the excess (up to `ARENA_ROUNDS` times), for the plan with
+recomputation and the one without alike, before choosing between them.
 
 ```python
 loop = PlanningLoop(function, graph, hardware, LoopOptions(PlanOptions(target=0), MoveOptions()))
@@ -17,6 +18,7 @@ loop.write(trial)                # the offload ops, in the IR
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -117,35 +119,47 @@ class PlanningLoop:
     def trial(self, target: int) -> Trial:
         """
         Plan for `target`, in addresses (see the module docstring); raises
-        `PlanError` for a target no plan can meet.
+        `PlanError` for a target no plan can meet. With recomputation, the
+        joint plan and the offload-only one are each fitted in addresses,
+        then the better is taken.
         """
-        trial = self._trial(target)
+        options = replace(self.options.plan, target=target)
+        if options.solver == "milp":
+            return self._in_addresses(self._exact, options)
+        trial = self._in_addresses(self._heuristic, options)
+        if options.recompute == "none":
+            return trial
+        offload_only = replace(options, recompute="none")
+        return _better(trial, self._in_addresses(self._heuristic, offload_only))
+
+    def _in_addresses(
+        self, plan: Callable[[PlanOptions], Trial], options: PlanOptions
+    ) -> Trial:
+        """
+        `plan(options)`; where its live bytes fit the target and its arena
+        does not, the better of it and plans for a target lower by the excess.
+        """
+        target = options.target
+        trial = plan(options)
         planned_for = target
         for _ in range(ARENA_ROUNDS):
             if trial.result.peak_hbm_bytes > target or trial.arena_bytes <= target:
                 break
             planned_for -= trial.arena_bytes - target
             try:
-                lower = replace(self._trial(planned_for), target=target)
+                lower = plan(replace(options, target=planned_for))
             except PlanError:  # below what any plan reaches
                 break
-            trial = _better(trial, lower)
+            trial = _better(trial, replace(lower, target=target))
         return trial
 
-    def _trial(self, target: int) -> Trial:
-        """The plan for `target` in live bytes."""
-        options = replace(self.options.plan, target=target)
+    def _exact(self, options: PlanOptions) -> Trial:
+        """The MILP's plan for `options.target` (it places its fetches itself)."""
+        plan = plan_exact(self.graph, self.hardware, options)
         distance = options.prefetch_distance
-        if options.solver == "milp":  # fetches placed by the MILP itself
-            plan = plan_exact(self.graph, self.hardware, options)
-            schedule = plan_schedule(self.graph, plan, self.hardware, distance)
-            result = simulate(schedule, self.hardware, None, record=False)
-            return self._judged(Trial(target, plan, plan, schedule, result, False))
-        trial = self._heuristic(options)
-        if options.recompute == "none":
-            return trial
-        offload_only = self._heuristic(replace(options, recompute="none"))
-        return _better(trial, offload_only)
+        schedule = plan_schedule(self.graph, plan, self.hardware, distance)
+        result = simulate(schedule, self.hardware, None, record=False)
+        return self._judged(Trial(options.target, plan, plan, schedule, result, False))
 
     def _heuristic(self, options: PlanOptions) -> Trial:
         """The ranked planner's plan for `options.target`, placed if asked."""
