@@ -3,6 +3,7 @@
 // RUN: hyperoffload-sim %s --hardware %inputs/round.toml --policy none --json | filecheck %s --check-prefix=DYNAMIC
 // RUN: hyperoffload-sim %s --hardware %inputs/round.toml --policy plan --json | filecheck %s --check-prefix=STATIC
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=6144},hyperoffload-assign-offsets{hardware="%inputs/round.toml"}' | filecheck %s --check-prefix=FITS
+// RUN: not hyperoffload-opt %s -p 'hyperoffload-assign-offsets{alignment=0}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // A program whose live bytes fit 6 KiB but whose addresses, handed out as a
 // runtime allocator hands them out, do not. %x (1 KiB) and %y (2 KiB) are
@@ -42,6 +43,8 @@
 // FITS-LABEL: func.func @f
 // FITS-NOT:     hyperoffload.prefetch
 // FITS:         hyperoffload.arena_bytes = 6144 : i64
+
+// BAD: error: alignment must be 1 or more, not 0
 
 func.func @f(%x: tensor<16x16xf32>, %y: tensor<32x16xf32>) -> tensor<32x16xf32> {
   %zero = arith.constant 0.0 : f32
