@@ -13,14 +13,16 @@ ops afterwards leaves the offsets stale (running it again recomputes them).
 
 ```mlir
 func.func @f(%x: tensor<256xf32> {hyperoffload.offset = 0 : i64}) -> tensor<256xf32>
-    attributes {hyperoffload.arena_bytes = 3072 : i64} {
+    attributes {hyperoffload.arena_bytes = 4096 : i64} {
   %a = arith.mulf %x, %x {hyperoffload.offsets = array<i64: 1024>} : tensor<256xf32>
-  %b = arith.addf %a, %a {hyperoffload.offsets = array<i64: 2048>} : tensor<256xf32>
-  %c = arith.addf %b, %b {hyperoffload.offsets = array<i64: 1024>} : tensor<256xf32>
-  func.return %c : tensor<256xf32>
+  %b = arith.addf %a, %x {hyperoffload.offsets = array<i64: 2048>} : tensor<256xf32>
+  %c = arith.mulf %b, %a {hyperoffload.offsets = array<i64: 3072>} : tensor<256xf32>
+  %d = arith.addf %c, %c {hyperoffload.offsets = array<i64: 1024>} : tensor<256xf32>
+  %e = arith.mulf %d, %c {hyperoffload.offsets = array<i64: 2048>} : tensor<256xf32>
+  func.return %e : tensor<256xf32>
 }
 ```
-(`%c` reuses `%a`'s range: `%a` is dead once `%b` is computed.)
+(`%d` reuses `%a`'s range and `%e` `%b`'s: each is dead by then.)
 """
 
 from dataclasses import dataclass

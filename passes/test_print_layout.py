@@ -4,11 +4,15 @@ one `hyperoffload-assign-offsets` records), buffer by buffer in address
 order, for FileCheck tests; the IR is unchanged.
 
 ```
-// layout of @f: arena 3072 B, live peak 3072 B (+0.0%), best-fit
-// [0, 1024) %x (argument), events [0, 7)
+// layout of @f: arena 4096 B, live peak 4096 B (+0.0%), best-fit
+// [0, 1024) %x (argument), events [0, 10)
 // [1024, 2048) %a, events [1, 4)
-// [1024, 2048) %c, events [5, 7)
+// [1024, 2048) %d, events [6, 9)
+// [2048, 3072) %b, events [2, 5)
 ```
+(the program of `hyperoffload-assign-offsets`'s docstring; events number the
+changes of HBM occupancy, so two buffers may share addresses exactly when
+their event ranges do not overlap)
 """
 
 import sys

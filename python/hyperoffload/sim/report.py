@@ -2,9 +2,9 @@
 Reports of simulation runs: a JSON-ready dict per run and a readable table.
 
 ```
-policy        peak HBM   arena      makespan   compute   exposed   vs none
-none          1.05 MB    1.06 MB    4.009 ms   4.009 ms  0.0 us    -
-reactive-lru  630.68 KB  702.14 KB  5.150 ms   4.009 ms  1.142 ms  peak -40.1%, time +28.5%
+policy        peak HBM   arena      makespan  compute   exposed   vs none
+none          803.35 KB  812.54 KB  2.014 ms  2.014 ms  0.0 us    -
+reactive-lru  699.91 KB  779.01 KB  2.559 ms  2.014 ms  544.7 us  peak -12.9%, time +27.0%
 ```
 
 The arena is what the device must have once addresses are assigned: for
