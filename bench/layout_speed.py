@@ -17,6 +17,7 @@ import argparse
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hyperoffload.analysis.cost import CostModel
@@ -75,23 +76,19 @@ def main() -> None:
     print(f"{path.name}: parse {parse_s:.2f} s; {len(result.allocations)} buffers")
     print("| layout | arena | vs live peak | seconds | vs parse |")
     print("| --- | --- | --- | --- | --- |")
-    for strategy in ("best-fit", "hill-climb"):
+    layouts: list[tuple[str, Callable[[], int]]] = [
+        ("best-fit", lambda: planned_arena(result, "best-fit").arena_bytes),
+        ("hill-climb", lambda: planned_arena(result, "hill-climb").arena_bytes),
+        ("dynamic best-fit (a runtime's)", lambda: runtime_arena(result).arena_bytes),
+    ]
+    for name, lay_out in layouts:
         start = time.perf_counter()
-        arena = planned_arena(result, strategy).arena_bytes
+        arena = lay_out()
         layout_s = time.perf_counter() - start
         print(
-            f"| {strategy} | {format_bytes(arena)} | "
-            f"{fragmentation(arena, peak):+.3%} | {layout_s:.2f} | "
-            f"{layout_s / parse_s:.3f}x |"
+            f"| {name} | {format_bytes(arena)} | {fragmentation(arena, peak):+.3%} "
+            f"| {layout_s:.2f} | {layout_s / parse_s:.3f}x |"
         )
-    start = time.perf_counter()
-    dynamic = runtime_arena(result).arena_bytes
-    dynamic_s = time.perf_counter() - start
-    print(
-        f"| dynamic best-fit (a runtime's) | {format_bytes(dynamic)} | "
-        f"{fragmentation(dynamic, peak):+.3%} | {dynamic_s:.2f} | "
-        f"{dynamic_s / parse_s:.3f}x |"
-    )
     start = time.perf_counter()
     AssignOffsetsPass(hardware=hardware, hbm_capacity=options.capacity).apply(
         ctx, module

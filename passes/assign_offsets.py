@@ -56,12 +56,14 @@ def function_layout(
     function: FuncOp, options: LayoutOptions
 ) -> tuple[Extraction, SimResult, Arena]:
     """`function`'s schedule as written, its simulation and its static layout."""
-    if options.alignment < 1:
-        raise ValueError(f"alignment must be 1 or more, not {options.alignment}")
     hardware = options.load_hardware()
     extraction = extract(function, CostModel(hardware))
     result = simulate(extraction.schedule, hardware, None, record=False)
-    return extraction, result, planned_arena(result, options.layout, options.alignment)
+    return (
+        extraction,
+        result,
+        planned_arena(result, options.layout, options.layout_alignment()),
+    )
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,12 @@ class LayoutOptions(HardwareOptions):
     alignment: int = DEFAULT_ALIGNMENT
     """Offsets and sizes are multiples of this many bytes."""
 
+    def layout_alignment(self) -> int:
+        """`alignment`, checked (raises `ValueError`)."""
+        if self.alignment < 1:
+            raise ValueError(f"alignment must be 1 or more, not {self.alignment}")
+        return self.alignment
+
 
 @dataclass(frozen=True)
 class InsertOptions(LayoutOptions):
@@ -71,14 +77,12 @@ class InsertOptions(LayoutOptions):
         self, capacity: int, move: MoveOptions | None = None
     ) -> LoopOptions:
         """How the planning loop plans for `capacity` (fetches moved with `move`)."""
-        if self.alignment < 1:
-            raise ValueError(f"alignment must be 1 or more, not {self.alignment}")
         return LoopOptions(
             self.plan_options(capacity),
             move,
             lazy_detach=self.detach == "lazy",
             layout=self.layout,
-            alignment=self.alignment,
+            alignment=self.layout_alignment(),
         )
 
     def plan_options(self, target: int) -> PlanOptions:

@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.dialects.residency import describe
 from hyperoffload.evaluators.numeric.core import Value, error
+from hyperoffload.evaluators.op_registry import OpRegistry, not_resident
 
 
 class Interpreter(Protocol):
@@ -55,15 +56,7 @@ class Frame:
         found = self.device.get(value)
         if found is not None:
             return found
-        if value in self.remote:
-            raise error(
-                op,
-                f"'{op.name}' reads {describe(value)}, a remote copy; prefetch it first",
-            )
-        raise error(
-            op,
-            f"read of {describe(value)}, which is not resident in HBM, by '{op.name}'",
-        )
+        raise error(op, not_resident(op, describe(value), value in self.remote))
 
     def forward(self, op: Operation, value: SSAValue) -> tuple[Value, bool]:
         """A value passed on by a call or return: (array, is it a remote copy)."""
@@ -80,26 +73,5 @@ Impl: TypeAlias = Callable[[Frame, Operation, list[Value]], list[Value]]
 """Takes the op's operands, read from HBM; returns its results' values."""
 
 
-class OpImpls:
-    """The implementations of one dialect's ops, by op name."""
-
-    def __init__(self) -> None:
-        self.by_name: dict[str, Impl] = {}
-
-    def impl(self, *names: str) -> Callable[[Impl], Impl]:
-        """Register the decorated function for the ops `names`."""
-
-        def register(fn: Impl) -> Impl:
-            for name in names:
-                self.by_name[name] = fn
-            return fn
-
-        return register
-
-    def unary(self, name: str, fn: Callable[[Value], Value]) -> None:
-        """Register an op computing `fn` of its operand."""
-        self.by_name[name] = lambda frame, op, args: [fn(args[0])]
-
-    def binary(self, name: str, fn: Callable[[Value, Value], Value]) -> None:
-        """Register an op computing `fn` of its two operands."""
-        self.by_name[name] = lambda frame, op, args: [fn(args[0], args[1])]
+class OpImpls(OpRegistry[Frame, Value]):
+    """The numpy implementations of one dialect's ops, by op name."""

@@ -36,6 +36,7 @@ from xdsl.ir import Operation, SSAValue
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType, StoreOp
 from hyperoffload.dialects.residency import describe
 from hyperoffload.evaluators.numeric.interpreter import find_function
+from hyperoffload.evaluators.op_registry import not_resident
 from hyperoffload.evaluators.torch.arith import ARITH
 from hyperoffload.evaluators.torch.cf import CF
 from hyperoffload.evaluators.torch.devices import Device, Event, Link
@@ -152,15 +153,7 @@ class _Run:
         found = self.values.get(value)
         if found is not None:
             return found
-        if value in self.remote:
-            raise error(
-                op,
-                f"'{op.name}' reads {describe(value)}, a remote copy; prefetch it first",
-            )
-        raise error(
-            op,
-            f"read of {describe(value)}, which is not resident in HBM, by '{op.name}'",
-        )
+        raise error(op, not_resident(op, describe(value), value in self.remote))
 
     def bind(self, value: SSAValue, tensor: torch.Tensor) -> None:
         self.values[value] = tensor

@@ -1,6 +1,6 @@
 """
 What the torch op implementations see, and the registry the per-dialect
-modules fill, as the numeric evaluator's `frame.OpImpls` is filled.
+modules fill (an `OpRegistry`, as the numeric evaluator's `frame.OpImpls`).
 
 ```python
 ARITH = TorchImpls()
@@ -24,6 +24,8 @@ from typing import TypeAlias
 import torch
 from xdsl.ir import Operation
 
+from hyperoffload.evaluators.op_registry import OpRegistry
+
 
 @dataclass
 class Scope:
@@ -42,28 +44,5 @@ Impl: TypeAlias = Callable[[Scope, Operation, list[torch.Tensor]], list[torch.Te
 """Takes the op's operands; returns its results (the executor casts them to their types)."""
 
 
-class TorchImpls:
-    """The implementations of one dialect's ops, by op name."""
-
-    def __init__(self) -> None:
-        self.by_name: dict[str, Impl] = {}
-
-    def impl(self, *names: str) -> Callable[[Impl], Impl]:
-        """Register the decorated function for the ops `names`."""
-
-        def register(fn: Impl) -> Impl:
-            for name in names:
-                self.by_name[name] = fn
-            return fn
-
-        return register
-
-    def unary(self, name: str, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
-        """Register an op computing `fn` of its operand."""
-        self.by_name[name] = lambda scope, op, args: [fn(args[0])]
-
-    def binary(
-        self, name: str, fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-    ) -> None:
-        """Register an op computing `fn` of its two operands."""
-        self.by_name[name] = lambda scope, op, args: [fn(args[0], args[1])]
+class TorchImpls(OpRegistry[Scope, torch.Tensor]):
+    """The torch implementations of one dialect's ops, by op name."""
