@@ -24,7 +24,9 @@ runs whenever it verifies and which the `hyperoffload-verify` pass exposes.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, TensorType
+from typing import cast
+
+from xdsl.dialects.builtin import AnyFloat, StringAttr, TensorType
 from xdsl.ir import (
     Attribute,
     Block,
@@ -39,6 +41,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     result_def,
     traits_def,
 )
@@ -47,6 +50,7 @@ from xdsl.printer import Printer
 from xdsl.traits import MemoryAllocEffect, MemoryFreeEffect, MemoryReadEffect
 from xdsl.utils.exceptions import VerifyException
 
+from hyperoffload.support.quantize import Compression
 from hyperoffload.support.tiers import Tier
 
 TIER_ARG_ATTR = "hyperoffload.tier"
@@ -194,14 +198,52 @@ def _type_error(what: str, value_type: Attribute) -> VerifyException:
     return VerifyException(f"{what}, got {value_type}")
 
 
+COMPRESS_ATTR = "compress"
+"""The optional attribute of `store` and `prefetch` naming a compression scheme."""
+
+
+def _verify_compress(op_name: str, scheme: StringAttr | None, value: SSAValue) -> None:
+    """A known scheme (`hyperoffload.support.quantize.Compression`) on a float tensor."""
+    if scheme is None:
+        return
+    known = ", ".join(f'"{c}"' for c in Compression)
+    if scheme.data not in {c.value for c in Compression}:
+        raise VerifyException(
+            f'unknown compression "{scheme.data}" on {op_name}, expected one of {known}'
+        )
+    value_type: Attribute = value.type
+    element: Attribute | None = None
+    if isinstance(value_type, TensorType):
+        element = cast(TensorType[Attribute], value_type).element_type
+    if not isinstance(element, AnyFloat):
+        raise VerifyException(
+            f"only float tensors may be compressed, but {op_name} moves {value_type}"
+        )
+
+
+def _scheme_text(scheme: StringAttr | None) -> str:
+    return "no compress" if scheme is None else f'compress = "{scheme.data}"'
+
+
+def _compress_attr(compress: Compression | str | None) -> dict[str, Attribute]:
+    return {} if compress is None else {COMPRESS_ATTR: StringAttr(str(compress))}
+
+
 @irdl_op_definition
 class PrefetchOp(IRDLOperation):
     """
     Asynchronous copy of a remote copy into device memory. The result is
     device-resident; the copy is complete before its first consumer runs.
 
+    With `compress`, the copy on the link is compressed (`int8`: int8
+    values and an f16 scale per row, `hyperoffload.support.quantize`) and
+    decompressed on the device before the first consumer. A prefetch of a
+    compressed store's copy carries the store's scheme; one of an argument
+    reads the caller's copy, compressed with that scheme.
+
     ```mlir
     %w = hyperoffload.prefetch %h : !hyperoffload.remote<tensor<8x8xf32>> -> tensor<8x8xf32>
+    %k = hyperoffload.prefetch %kh {compress = "int8"} : !hyperoffload.remote<tensor<1x8x128x64xbf16>> -> tensor<1x8x128x64xbf16>
     ```
     """
 
@@ -209,15 +251,25 @@ class PrefetchOp(IRDLOperation):
 
     source = operand_def()
     result = result_def(TensorType)
+    compress = opt_attr_def(StringAttr)
 
     traits = traits_def(MemoryReadEffect(), MemoryAllocEffect())
 
+    # `compress` prints in the attribute dictionary: `{compress = "int8"}`,
+    # an attribute (not a property) in both forms, which upstream's IRDL
+    # dialect keeps as a discardable attribute.
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
-    def __init__(self, source: Operation | SSAValue):
+    def __init__(
+        self, source: Operation | SSAValue, compress: Compression | str | None = None
+    ):
         source_type = SSAValue.get(source).type
         assert isinstance(source_type, RemoteType)
-        super().__init__(operands=[source], result_types=[source_type.tensor])
+        super().__init__(
+            operands=[source],
+            result_types=[source_type.tensor],
+            attributes=_compress_attr(compress),
+        )
 
     def verify_(self) -> None:
         source_type = self.source.type
@@ -230,6 +282,13 @@ class PrefetchOp(IRDLOperation):
                 f"prefetch result type {self.result.type} does not match the "
                 f"remote copy's tensor type {source_type.tensor}"
             )
+        _verify_compress("prefetch", self.compress, self.result)
+        store = self.source.owner
+        if isinstance(store, StoreOp) and store.compress != self.compress:
+            raise VerifyException(
+                f"prefetch with {_scheme_text(self.compress)} reads a copy stored "
+                f"with {_scheme_text(store.compress)}: they must match"
+            )
 
 
 @irdl_op_definition
@@ -238,8 +297,14 @@ class StoreOp(IRDLOperation):
     Asynchronous copy of a device tensor to another tier. Yields a handle to
     the remote copy, which a later `prefetch` reads.
 
+    With `compress`, the tensor is compressed on the device before its copy
+    (`int8`: int8 values and an f16 scale per row, lossy,
+    `hyperoffload.support.quantize`); the remote copy holds the compressed
+    form and every prefetch of it carries the same scheme.
+
     ```mlir
     %h = hyperoffload.store %x : tensor<4x8xf32> -> !hyperoffload.remote<tensor<4x8xf32>>
+    %kh = hyperoffload.store %k {compress = "int8"} : tensor<1x8x128x64xbf16> -> !hyperoffload.remote<tensor<1x8x128x64xbf16>>
     ```
     """
 
@@ -247,15 +312,25 @@ class StoreOp(IRDLOperation):
 
     value = operand_def()
     handle = result_def(RemoteType)
+    compress = opt_attr_def(StringAttr)
 
     traits = traits_def(MemoryReadEffect(), MemoryAllocEffect())
 
     assembly_format = "$value attr-dict `:` type($value) `->` type($handle)"
 
-    def __init__(self, value: Operation | SSAValue, tier: Tier = Tier.REMOTE):
+    def __init__(
+        self,
+        value: Operation | SSAValue,
+        tier: Tier = Tier.REMOTE,
+        compress: Compression | str | None = None,
+    ):
         value_type = SSAValue.get(value).type
         assert isinstance(value_type, TensorType)
-        super().__init__(operands=[value], result_types=[RemoteType(value_type, tier)])
+        super().__init__(
+            operands=[value],
+            result_types=[RemoteType(value_type, tier)],
+            attributes=_compress_attr(compress),
+        )
 
     def verify_(self) -> None:
         if not isinstance(self.value.type, TensorType):
@@ -266,6 +341,7 @@ class StoreOp(IRDLOperation):
                 f"store result type {self.handle.type} does not hold the stored "
                 f"type {self.value.type}"
             )
+        _verify_compress("store", self.compress, self.value)
 
 
 @irdl_op_definition

@@ -50,6 +50,26 @@ Arguments and constants keep their own storage (their ranges stay unused);
 other results with an offset (`tensor.concat`, ...) keep the buffer
 bufferization gives them. A store's wait also comes before the first op that
 writes where the stored tensor lives in the arena.
+
+A compressed transfer (`compress = "int8"`) moves its int8 values and f16
+scales, quantised and dequantised with linalg (`quantize_to_linalg`): a
+store quantises before its copies into two buffers in the tier; a prefetch
+of that copy copies both back and dequantises before the first consumer. A
+compressed copy that crosses a function boundary keeps the ABI of remote
+copies (a memref of the tensor's type, holding the decoded values): a
+compressed store whose handle escapes also writes the decoded tensor there,
+and a compressed prefetch of an argument copies it in and rounds it through
+the quantiser on the device. `arena=true` does not lower compression.
+```mlir
+%h = hyperoffload.store %x {compress = "int8"} : tensor<2x64xf32> -> !hyperoffload.remote<tensor<2x64xf32>>
+```
+becomes (with `%q, %scales` the quantised `%x`)
+```mlir
+%h_q = memref.alloc() : memref<2x64xi8, 1 : i64>
+"memref.dma_start"(%q_src, ..., %h_q, ...)
+%h_scales = memref.alloc() : memref<2xf16, 1 : i64>
+"memref.dma_start"(%scales_src, ..., %h_scales, ...)
+```
 """
 
 from collections.abc import Callable, Sequence
@@ -90,6 +110,11 @@ from hyperoffload.dialects.hyperoffload import (
 )
 from hyperoffload.ir.arena import FunctionArena
 from hyperoffload.ir.diagnostics import diagnostic_at
+from hyperoffload.passes.quantize_to_linalg import (
+    compressed_types,
+    dequantize,
+    quantize,
+)
 
 MEMORY_SPACES = {Tier.REMOTE: 1, Tier.HOST: 2, Tier.SSD: 3}
 """The memref memory space of each tier outside HBM (HBM is the default, 0)."""
@@ -222,15 +247,7 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
         )
         name = store.handle.name_hint or "stored"
         src.memref.name_hint = f"{name}_src"
-        remote = _memref(tensor_type, handle_type.tier)
-        if self.dealloc:
-            dst: list[Operation] = [memref.AllocOp((), (), remote)]
-        else:  # LLVM 22's finalize-memref-to-llvm frees only address space 0
-            alloc = memref.AllocOp((), (), _memref(tensor_type))
-            alloc.memref.name_hint = f"{name}_buf"
-            dst = [alloc, memref.MemorySpaceCastOp(alloc, remote)]
-        handle = dst[-1].results[0]
-        handle.name_hint = name
+        dst, handle = self._tier_buffer(tensor_type, handle_type.tier, name)
         start, wait = self._copy(src.memref, handle, tensor_type.get_shape())
         if arena is None:
             at = _sync_point(store, [store.value, store.handle])
@@ -242,6 +259,115 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
         Rewriter.insert_op(wait, at)
         Rewriter.replace_op(store, [src, *dst, *start], [handle])
 
+    def _tier_buffer(
+        self, tensor_type: TensorType[Attribute], tier: Tier, name: str
+    ) -> tuple[list[Operation], SSAValue]:
+        """A new buffer in `tier` (allocated, or allocated and cast) and its value."""
+        remote = _memref(tensor_type, tier)
+        if self.dealloc:
+            dst: list[Operation] = [memref.AllocOp((), (), remote)]
+        else:  # LLVM 22's finalize-memref-to-llvm frees only address space 0
+            alloc = memref.AllocOp((), (), _memref(tensor_type))
+            alloc.memref.name_hint = f"{name}_buf"
+            dst = [alloc, memref.MemorySpaceCastOp(alloc, remote)]
+        handle = dst[-1].results[0]
+        handle.name_hint = name
+        return dst, handle
+
+    def _copy_out(
+        self,
+        value: SSAValue,
+        tensor_type: TensorType[Attribute],
+        tier: Tier,
+        name: str,
+    ) -> tuple[list[Operation], list[Operation], SSAValue]:
+        """The ops copying `value` into a new buffer in `tier`, its waits, the buffer."""
+        src = ToBufferOp.build(
+            operands=[value],
+            result_types=[_memref(tensor_type)],
+            properties={"read_only": UnitAttr()},
+        )
+        src.memref.name_hint = f"{name}_src"
+        dst, buffer = self._tier_buffer(tensor_type, tier, name)
+        start, wait = self._copy(src.memref, buffer, tensor_type.get_shape())
+        return [src, *dst, *start], wait, buffer
+
+    def _lower_compressed_store(
+        self, store: StoreOp, copies: dict[PrefetchOp, tuple[SSAValue, SSAValue]]
+    ) -> None:
+        """Quantise, copy the values and the scales out; the decoded tensor too if the copy escapes."""
+        tensor_type = _static(store, store.value.type)
+        _compressible(store, tensor_type)
+        q_type, scales_type = compressed_types(tensor_type)
+        handle_type = store.handle.type
+        assert isinstance(handle_type, RemoteType)
+        tier, name = handle_type.tier, store.handle.name_hint or "stored"
+        codec, q, scales = quantize(store.value, store.value.name_hint)
+        Rewriter.insert_op(codec, InsertPoint.before(store))
+        out_q, wait_q, remote_q = self._copy_out(q, q_type, tier, f"{name}_q")
+        out_s, wait_s, remote_s = self._copy_out(
+            scales, scales_type, tier, f"{name}_scales"
+        )
+        ops = [*out_q, *out_s]
+        waits = [*wait_q, *wait_s]
+        handle = remote_q  # read only by the prefetches, lowered next
+        for use in store.handle.uses:
+            if isinstance(use.operation, PrefetchOp):
+                copies[use.operation] = (remote_q, remote_s)
+            elif handle is remote_q:  # the ABI of a remote copy: the decoded tensor
+                decode, decoded = dequantize(q, scales, tensor_type.element_type)
+                decoded.name_hint = f"{name}_decoded"
+                Rewriter.insert_op(decode, InsertPoint.before(store))
+                out, wait, handle = self._copy_out(decoded, tensor_type, tier, name)
+                ops += out
+                waits += wait
+        Rewriter.insert_op(waits, _sync_point(store, [store.value, store.handle]))
+        Rewriter.replace_op(store, ops, [handle])
+
+    def _lower_compressed_prefetch(
+        self, prefetch: PrefetchOp, copy: tuple[SSAValue, SSAValue] | None
+    ) -> None:
+        """
+        Copy a compressed store's values and scales in and dequantise them
+        (`copy`); or copy an argument in and round it through the quantiser.
+        """
+        tensor_type = _static(prefetch, prefetch.result.type)
+        _compressible(prefetch, tensor_type)
+        name = prefetch.result.name_hint or "buf"
+        if copy is None:  # the caller's copy, in the tensor's type
+            sources = [(prefetch.source, tensor_type, "_copy")]
+        else:
+            q_type, scales_type = compressed_types(tensor_type)
+            sources = [(copy[0], q_type, "_q"), (copy[1], scales_type, "_scales")]
+        allocs: list[Operation] = []
+        starts: list[Operation] = []
+        at_use: list[Operation] = []
+        views: list[SSAValue] = []
+        for source, buffer_type, suffix in sources:
+            alloc = memref.AllocOp.get(
+                buffer_type.element_type, shape=buffer_type.get_shape()
+            )
+            alloc.memref.name_hint = f"{name}{suffix}_buf"
+            start, wait = self._copy(source, alloc.memref, buffer_type.get_shape())
+            view = ToTensorOp(alloc.memref, restrict=True)
+            view.tensor.name_hint = f"{name}{suffix}"
+            allocs.append(alloc)
+            starts += start
+            at_use += [*wait, view]
+            views.append(view.tensor)
+        if copy is None:  # the caller's copy: rounded here, as it was compressed
+            codec, q, scales = quantize(views[0], name)
+        else:
+            codec, q, scales = [], views[0], views[1]
+        decode, decoded = dequantize(q, scales, tensor_type.element_type)
+        decoded.name_hint = prefetch.result.name_hint
+        frees: list[Operation] = (
+            [memref.DeallocOp.get(a.results[0]) for a in allocs] if self.dealloc else []
+        )
+        at = _sync_point(prefetch, [prefetch.result])
+        Rewriter.insert_op([*at_use, *codec, *decode, *frees], at)
+        Rewriter.replace_op(prefetch, [*allocs, *starts], [decoded])
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for call in [o for o in op.walk() if isinstance(o, CallOp)]:
             reject_recursion(call)  # as the planner does: it would never end
@@ -251,10 +377,24 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
             if self.arena and isinstance(f, FuncOp) and not f.is_declaration
         }
         buffers: dict[SSAValue, SSAValue] = {}
+        copies: dict[PrefetchOp, tuple[SSAValue, SSAValue]] = {}
         for child in [o for o in op.walk() if isinstance(o, PrefetchOp | StoreOp)]:
             function = _function_of(child)
             arena = arenas.get(function) if function else None
-            if isinstance(child, PrefetchOp):
+            if child.compress is not None:
+                if self.arena:
+                    raise PassFailedException(
+                        diagnostic_at(
+                            child,
+                            f"cannot lower a compressed '{child.name}' with "
+                            "arena=true (compression is lowered without a layout)",
+                        )
+                    )
+                if isinstance(child, PrefetchOp):
+                    self._lower_compressed_prefetch(child, copies.get(child))
+                else:
+                    self._lower_compressed_store(child, copies)
+            elif isinstance(child, PrefetchOp):
                 self._lower_prefetch(child, buffers, arena)
             else:
                 self._lower_store(child, arena)
@@ -292,6 +432,18 @@ def _static(op: Operation, typ: Attribute) -> TensorType[Attribute]:
             )
         )
     return typ  # pyright: ignore[reportUnknownVariableType]
+
+
+def _compressible(op: Operation, typ: Attribute) -> None:
+    """A located error for a compressed transfer of a 0-d tensor (it has no rows)."""
+    if isinstance(typ, TensorType) and not typ.get_shape():
+        raise PassFailedException(
+            diagnostic_at(
+                op,
+                f"cannot lower a compressed '{op.name}' of {typ}: a 0-d tensor has "
+                "no rows to scale",
+            )
+        )
 
 
 def _strip(attrs: ArrayAttr[DictionaryAttr] | None) -> ArrayAttr[DictionaryAttr] | None:

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
+from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.cost import CostModel, tensor_bytes
 from hyperoffload.analysis.extract import extract_schedule
 from hyperoffload.analysis.lifetimes import ProgramGraph
@@ -43,6 +44,7 @@ from hyperoffload.planning.placement import (
     PrefetchWindow,
     place_prefetches,
 )
+from hyperoffload.sim.compression import transfer_time
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.simulator import simulate
 
@@ -65,7 +67,8 @@ def _windows(
         assert isinstance(source.type, RemoteType)
         nbytes = tensor_bytes(prefetch.result, prefetch)
         link = hardware.link(source.type.tier)
-        duration = link.transfer_time(nbytes, to_device=True)
+        compressed = value_compression(prefetch.result, prefetch.compress, hardware)
+        duration = transfer_time(link, nbytes, True, compressed)
         latest = max(min(users), earliest)
         windows.append(
             PrefetchWindow(

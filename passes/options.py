@@ -18,6 +18,7 @@ from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.layout import DEFAULT_ALIGNMENT
+from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import parse_duration, parse_size
 
 
@@ -60,6 +61,8 @@ class InsertOptions(LayoutOptions):
     """Detach after the use before a gap, or right before the fetch."""
     place_arguments: bool = False
     """Decide where tagged arguments live: in their tier, or in HBM all call."""
+    tiers: tuple[Literal["remote", "host", "ssd"], ...] = ("remote", "host", "ssd")
+    """Where offloaded values may go, of the tiers the hardware offers (the slowest that hides)."""
     recompute: Literal["none", "selective", "auto"] = "auto"
     """Compute a value again where its transfer would be exposed (see the planner)."""
     max_recompute_depth: int = 2
@@ -72,6 +75,8 @@ class InsertOptions(LayoutOptions):
     """Seconds the MILP may take per plan; it reports the MIP gap it reached."""
     milp_max_steps: int = 400
     """Functions with more compute steps (kernels) are refused by `solver=milp`."""
+    compress_kv: Literal["none", "int8"] = "none"
+    """Compress every move of KV state (`int8`: lossy, half the bytes of bf16)."""
 
     def loop_options(
         self, capacity: int, move: MoveOptions | None = None
@@ -107,6 +112,8 @@ class InsertOptions(LayoutOptions):
             solver=self.solver,
             milp_time_limit_s=float(self.milp_time_limit),
             milp_max_steps=self.milp_max_steps,
+            compress_kv=None if self.compress_kv == "none" else self.compress_kv,
+            tiers=tuple(Tier(t) for t in self.tiers),
         )
 
 

@@ -8,7 +8,13 @@ hyperoffload-gen llama3-8b --mode train --layers 32 --seq 2048 --dtype bf16 \\
 hyperoffload-gen tiny-moe --mode decode --kv-len 64 -o tiny_moe_decode.mlir
 hyperoffload-gen deepseek-v3 --mode prefill --layers 1 --dense-layers 0 \\
     --seq 2048 --dtype bf16 -o deepseek_v3_moe_layer.mlir
+hyperoffload-gen llama2-7b --mode decode --kv-len 123000 --dtype f16 \\
+    --attention window --window 4096 --sinks 4 --kv-block 4096 -o l7_window.mlir
 ```
+
+`--attention blocked|window` (prefill and decode) splits the KV cache into
+one tagged argument (decode) or result (prefill) per block of `--kv-block`
+tokens; see docs/frontend.md.
 
 Needs the `torch` extra (`torch==2.13.0`, `torch-mlir`).
 """
@@ -18,7 +24,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hyperoffload.frontend.configs import CONFIGS, MODES, get_config
+from hyperoffload.frontend.configs import (
+    ATTENTION_KINDS,
+    CONFIGS,
+    DEFAULT_KV_BLOCK,
+    MODES,
+    AttentionSpec,
+    get_config,
+)
 from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.support.outputs import write_atomically
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
@@ -62,14 +75,60 @@ def _arguments() -> argparse.ArgumentParser:
         "offer host)",
     )
     parser.add_argument(
+        "--attention",
+        choices=ATTENTION_KINDS,
+        default="full",
+        help="full (one cache tensor per layer), blocked (online softmax over "
+        "KV blocks) or window (sliding window plus sinks, in blocks); "
+        "prefill and decode only for the last two (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--kv-block",
+        type=int,
+        help=f"tokens per KV block (blocked, window; default: {DEFAULT_KV_BLOCK})",
+    )
+    parser.add_argument(
+        "--window", type=int, help="sliding window in tokens (--attention window)"
+    )
+    parser.add_argument(
+        "--sinks",
+        type=int,
+        help="attention sinks: leading positions every query sees "
+        "(--attention window; default: 0)",
+    )
+    parser.add_argument(
         "-o", "--output", type=Path, help="output file (default: stdout)"
     )
     return parser
 
 
+def attention_spec(options: argparse.Namespace) -> AttentionSpec:
+    """
+    The attention variant the options ask for; `ValueError` for a flag its
+    variant does not take (values are checked by the export).
+    """
+    kind: str = options.attention
+    if kind != "window" and (options.window is not None or options.sinks is not None):
+        raise ValueError("--window and --sinks need --attention window")
+    if kind == "full" and options.kv_block is not None:
+        raise ValueError(
+            "--kv-block needs --attention blocked or window "
+            "(full attention reads one cache tensor per layer)"
+        )
+    if kind == "window" and options.window is None:
+        raise ValueError("--attention window needs --window")
+    return AttentionSpec(
+        options.attention,
+        DEFAULT_KV_BLOCK if options.kv_block is None else options.kv_block,
+        options.window or 0,
+        options.sinks or 0,
+    )
+
+
 def _run(argv: Sequence[str] | None) -> int:
     options = _arguments().parse_args(argv)
     cfg = get_config(options.model)
+    attention = attention_spec(options)
     for name in ("layers", "seq", "batch", "kv_len"):
         value = getattr(options, name)
         if value is not None and value < 1:
@@ -78,6 +137,7 @@ def _run(argv: Sequence[str] | None) -> int:
         from hyperoffload.frontend.torch_export import (
             DTYPES,
             Shapes,
+            check_attention,
             export,
             header,
         )
@@ -85,6 +145,7 @@ def _run(argv: Sequence[str] | None) -> int:
         raise ValueError(
             f"{err}; install the torch extra (torch==2.13.0, torch-mlir)"
         ) from err
+    check_attention(attention, options.mode)
     layers = options.layers or cfg.n_layers
     emit(
         TOOL,
@@ -101,6 +162,7 @@ def _run(argv: Sequence[str] | None) -> int:
         n_dense_layers=options.dense_layers,
         dtype=DTYPES[options.dtype],
         tier=options.tier,
+        attention=attention,
     )
     regen = "hyperoffload-gen " + " ".join(sys.argv[1:] if argv is None else list(argv))
     title = (
@@ -110,7 +172,9 @@ def _run(argv: Sequence[str] | None) -> int:
             if options.mode == "decode"
             else f"seq {shapes.seq}"
         )
-        + f", {options.dtype})"
+        + f", {options.dtype}"
+        + _attention_title(attention)
+        + ")"
     )
     text = header(title, regen, exported.signature, options.tier) + exported.text
     if options.output is None:
@@ -126,6 +190,14 @@ def _run(argv: Sequence[str] | None) -> int:
         f"{len(text)} bytes in {exported.seconds:.1f} s",
     )
     return 0
+
+
+def _attention_title(spec: AttentionSpec) -> str:
+    """`, attention window 4096 + 4 sinks, blocks of 4096` (nothing for full)."""
+    if not spec.in_blocks:
+        return ""
+    window = f" {spec.window} + {spec.sinks} sinks" if spec.kind == "window" else ""
+    return f", attention {spec.kind}{window}, blocks of {spec.block}"
 
 
 def main(args: Sequence[str] | None = None) -> int:

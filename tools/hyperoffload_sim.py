@@ -19,6 +19,7 @@ from typing import Any
 
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import Severity, emit, verify_module
+from hyperoffload.sim.generation import GENERATION_POLICIES
 from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
 from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_policy
 from hyperoffload.sim.report import format_table, report_dict
@@ -53,7 +54,7 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--policy",
         default="plan",
-        choices=[*POLICIES, "all"],
+        choices=[*dict.fromkeys([*POLICIES, *GENERATION_POLICIES]), "all"],
         help="plan: the program as compiled (default); all: every policy side by side",
     )
     parser.add_argument(
@@ -67,6 +68,19 @@ def _arguments() -> argparse.ArgumentParser:
         "--execute",
         action="store_true",
         help="also compute real values (numpy) and compare with the program stripped of offload ops",
+    )
+    parser.add_argument(
+        "--generate",
+        type=int,
+        metavar="N",
+        help="run N decode calls of a step whose KV cache is in blocks, residency "
+        "carried from call to call (policies: "
+        f"{', '.join(GENERATION_POLICIES)}; docs/simulator.md)",
+    )
+    parser.add_argument(
+        "--compress-kv",
+        choices=["int8"],
+        help="--generate: the block schedules (plan, flexgen) move blocks compressed",
     )
     peers = parser.add_argument_group("peer policies (docs/simulator.md)")
     defaults = PolicyOptions()
@@ -148,10 +162,67 @@ def _load(
     return planned, stripped, module
 
 
+def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
+    """`--generate N`: the decode step called N times under each policy."""
+    from hyperoffload.analysis.kv_cache import decode_step
+    from hyperoffload.ir.parsing import parse_mlir
+    from hyperoffload.sim.generation import (
+        format_generation_table,
+        simulate_generation,
+    )
+    from hyperoffload.support.quantize import Compression
+
+    if options.input.suffix == ".json":
+        raise PolicyError("--generate needs a program, not a schedule")
+    policies = (
+        list(GENERATION_POLICIES) if options.policy == "all" else [options.policy]
+    )
+    module = parse_mlir(make_context(), options.input.read_text(), str(options.input))
+    verify_module(module)
+    step = decode_step(module, hardware, options.function)
+    reports: list[dict[str, Any]] = []
+    runs: list[tuple[str, list[int]]] = []
+    for policy in policies:
+        start = time.perf_counter()
+        result = simulate_generation(
+            step,
+            options.generate,
+            policy,
+            hardware,
+            hardware.hbm_capacity,
+            compress=None
+            if options.compress_kv is None
+            else Compression(options.compress_kv),
+        )
+        _progress(
+            f"generated {options.generate} tokens under '{policy}' "
+            f"in {time.perf_counter() - start:.2f} s"
+        )
+        reports.append(result.report() | {"hardware": hardware.name})
+        runs.append((policy, result.peak_per_token))
+    if options.json:
+        print(
+            json.dumps(
+                reports[0] if len(reports) == 1 else {"results": reports}, indent=1
+            )
+        )
+    else:
+        print(format_generation_table(reports))
+    if options.plot:
+        from hyperoffload.sim.plot import write_peak_per_token_plot
+
+        title = f"{options.input.name}: {options.generate} tokens on {hardware.name}"
+        write_peak_per_token_plot(runs, options.plot, title, hardware.hbm_capacity)
+        _progress(f"wrote {options.plot}")
+    return 0
+
+
 def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
     hardware = load_hardware(options.hardware, options.hbm_capacity)
     capacity = hardware.hbm_capacity
+    if options.generate is not None:
+        return _generate(options, hardware)
     planned, stripped, module = _load(options, hardware)
     # every peer option is a flag of the same name
     policy_options = PolicyOptions(

@@ -15,7 +15,8 @@ use, which no eager framework does). An approximation: such a fill costs
 nothing. A device buffer is freed
 after its last use, or at its `hyperoffload.detach`; arguments, constants and
 results stay. A `prefetch` is a transfer to the device, waited for by its
-first reader; a `store` is a transfer from the device. Compute steps are
+first reader; a `store` is a transfer from the device (with `compress`, of
+the compressed bytes, its codec on the compute stream). Compute steps are
 kernels (`hyperoffload.analysis.fusion`): an op fused into a later kernel has no step
 and no buffer, and that kernel reads what the fused op would have read.
 
@@ -35,6 +36,7 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 
+from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.cost import CostModel, is_init, tensor_bytes, tensor_type
 from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.dialects.hyperoffload import (
@@ -48,6 +50,7 @@ from hyperoffload.dialects.hyperoffload import (
 from hyperoffload.dialects.provenance import generalised_from, written_as
 from hyperoffload.dialects.residency import describe
 from hyperoffload.ir.diagnostics import diagnostic_at, location_of
+from hyperoffload.sim.compression import Compressed
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import (
     Buffer,
@@ -186,7 +189,9 @@ class _Extractor:
             dest = self.new_buffer(
                 op.result, tensor_bytes(op.result, op), Tier.HBM, "prefetched"
             )
-            self._transfer(source, dest, self.buffers[source].tier, to_device=True)
+            self._transfer(
+                source, dest, self.buffers[source].tier, True, self._compressed(op)
+            )
             self.pending[dest] = self.transfers - 1
             return
         if isinstance(op, StoreOp):
@@ -196,7 +201,9 @@ class _Extractor:
             dest = self.new_buffer(
                 op.handle, tensor_bytes(op.handle, op), op.handle.type.tier, "copy"
             )
-            self._transfer(source, dest, op.handle.type.tier, to_device=False)
+            self._transfer(
+                source, dest, op.handle.type.tier, False, self._compressed(op)
+            )
             return
         if isinstance(op, DetachOp):
             buffer = self._buffer_read_by(op, op.value)
@@ -246,11 +253,25 @@ class _Extractor:
             )
         return buffer
 
-    def _transfer(self, source: int, dest: int, link: Tier, to_device: bool) -> None:
+    def _compressed(self, op: PrefetchOp | StoreOp) -> Compressed | None:
+        value = op.result if isinstance(op, PrefetchOp) else op.value
+        return value_compression(value, op.compress, self.costs.hardware)
+
+    def _transfer(
+        self,
+        source: int,
+        dest: int,
+        link: Tier,
+        to_device: bool,
+        compressed: Compressed | None = None,
+    ) -> None:
         nbytes = self.buffers[source].bytes
-        self.steps.append(
-            Transfer(self.transfers, source, dest, nbytes, link, to_device)
-        )
+        transfer = Transfer(self.transfers, source, dest, nbytes, link, to_device)
+        if compressed is not None:
+            transfer.bytes = compressed.bytes
+            transfer.compress = compressed.scheme.value
+            transfer.codec_s = compressed.codec_s
+        self.steps.append(transfer)
         self.transfers += 1
 
     def _compute(self, index: int, op: Operation) -> None:

@@ -334,14 +334,29 @@ class Fusion:
     # queries
 
     def reads(self, op: Operation) -> list[SSAValue]:
-        """The tensors `op` reads from memory where it runs (none if absorbed)."""
+        """
+        The tensors `op` reads from memory where it runs (none if absorbed),
+        tensors its body reads by index (a gather's table) included: they
+        must be resident, though the cost counts only the kernel's operands.
+        """
         if op in self.absorbed:
             return []
         kernel = self.kernels.get(op)
         if kernel is None:
             return list(outer_operands(op))
         assert isinstance(op, LinalgStructuredOperation)
-        return [*kernel.sources, *(v for v in op.outputs if v not in kernel.sources)]
+        reads = dict.fromkeys(kernel.sources)
+        reads.update(dict.fromkeys(op.outputs))
+        for member in (*kernel.members, op):
+            operands = set(member.operands)
+            reads.update(
+                dict.fromkeys(
+                    v
+                    for v in outer_operands(member)
+                    if v not in operands and tensor_type(v) is not None
+                )
+            )
+        return list(reads)
 
     def cost(self, op: Operation) -> OpCost:
         """The cost of the kernel `op` launches (zero if it is absorbed)."""

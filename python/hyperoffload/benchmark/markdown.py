@@ -121,8 +121,66 @@ def _longest_section(scenario: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _generation_section(scenario: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    compressed = (
+        " (blocks moved INT8-compressed by ours and flexgen)"
+        if scenario["compress"]
+        else ""
+    )
+    for preset in scenario["presets"]:
+        lines += [
+            f"**{preset['hardware']}**, {scenario['tokens']} tokens after one warm-up "
+            f"call{compressed}: each policy at the least HBM keeping "
+            f"{1 - scenario['limit']:.0%} of `none`'s throughput (bisection):",
+            "",
+            "| policy | within | HBM | KV in HBM | KV vs none | tokens/s | vs none "
+            "| moved/token | blocks/token |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for row in preset["rows"]:
+            kv = row["kv_vs_none"]
+            lines.append(
+                f"| {row['policy']} | {'yes' if row['within'] else 'no'} "
+                f"| {format_bytes(row['peak_hbm_bytes'])} "
+                f"| {format_bytes(row['kv_peak_bytes'])} "
+                f"| {'-' if kv is None else f'{kv - 1:+.1%}'} "
+                f"| {row['tokens_per_s']:.2f} | {row['throughput_vs_none'] - 1:+.2%} "
+                f"| {format_bytes(round(row['bytes_moved_per_token']))} "
+                f"| {row['blocks_moved_per_token']:.2f} |"
+            )
+        lines.append("")
+    return lines
+
+
+def _longest_generation_section(scenario: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for preset in scenario["presets"]:
+        lines += [
+            f"**{preset['hardware']}** (HBM {format_bytes(preset['hbm_capacity_bytes'])}), "
+            f"{scenario['tokens']} tokens: the longest cache each policy fits within "
+            f"{scenario['limit']:.0%} of `none`'s throughput at that length:",
+            "",
+            "| policy | longest KV cache | peak HBM | KV in HBM | tokens/s | vs none |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for policy, row in preset["longest"].items():
+            if row is None:
+                lines.append(f"| {policy} | none of the lengths tried | | | | |")
+                continue
+            lines.append(
+                f"| {policy} | {row['length']:,} | {format_bytes(row['peak_hbm_bytes'])} "
+                f"| {format_bytes(row['kv_peak_bytes'])} | {row['tokens_per_s']:.2f} "
+                f"| {row['throughput_vs_none'] - 1:+.2%} |"
+            )
+        lines.append("")
+    return lines
+
+
 def _workload_lines(scenario: dict[str, Any]) -> list[str]:
-    if scenario["kind"] == "peak-at-slowdown":
+    if scenario["kind"] == "longest-generation":
+        return [f"Programs: `{scenario['command']}`."]
+    if scenario["kind"] in ("peak-at-slowdown", "generation"):
         return [
             f"Program: `{scenario['command']}` ({scenario['ops']:,} ops; export "
             f"{scenario['export_s']:.1f} s, parse {scenario['parse_s']:.1f} s)."
@@ -156,6 +214,10 @@ def suite_markdown(results: dict[str, Any]) -> str:
             lines += [f"Failed: {scenario['error']}", ""]
         elif scenario["kind"] == "peak-at-slowdown":
             lines += _peak_section(scenario)
+        elif scenario["kind"] == "generation":
+            lines += _generation_section(scenario)
+        elif scenario["kind"] == "longest-generation":
+            lines += _longest_generation_section(scenario)
         else:
             lines += _longest_section(scenario)
     return "\n".join(lines)

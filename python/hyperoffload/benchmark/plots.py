@@ -1,6 +1,7 @@
 """
 Benchmark pictures: peak HBM against slowdown for every setting each policy
-tried, and the lengths each policy fits in a fixed HBM.
+tried, the lengths each policy fits in a fixed HBM, and the KV memory of a
+generation against its throughput.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ _COLORS = {
     "activation-pass": "tab:purple",
     "hyperoffload": "tab:blue",
     "hyperoffload, arguments in tier": "tab:cyan",
+    "plan": "tab:blue",
+    "flexgen": "tab:brown",
 }
 
 
@@ -112,3 +115,28 @@ def write_longest_plot(
             capacity / 1e9, color="grey", linestyle="--", label="HBM capacity"
         ),
     )
+
+
+def write_kv_throughput_plot(
+    points: dict[str, list[tuple[int, float]]], path: Path, title: str
+) -> None:
+    """Tokens/s against the KV cache bytes in HBM, for every run of each policy."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for policy, runs in points.items():
+        if runs:
+            axis.scatter(
+                [kv / 1e9 for kv, _ in runs],
+                [rate for _, rate in runs],
+                s=20,
+                label=policy,
+                color=_COLORS.get(policy),
+            )
+    axis.set_xlabel("KV cache in HBM at the peak (GB)")
+    axis.set_ylabel("tokens/s")
+    axis.set_title(title, fontsize="medium")
+    axis.legend(fontsize="small")
+    figure.tight_layout()
+    with replaced(path) as partial:
+        figure.savefig(str(partial), dpi=90)
+    plt.close(figure)

@@ -5,12 +5,39 @@ sizes (DESIGN.md §1); `quick` the same kinds on tiny models, for tests.
 
 from __future__ import annotations
 
+from hyperoffload.benchmark.generation import DecodeGeneration, LongestGeneration
 from hyperoffload.benchmark.scenarios import LongestSequence, PeakAtSlowdown
 from hyperoffload.benchmark.workloads import Export
 
-Scenario = PeakAtSlowdown | LongestSequence
+Scenario = PeakAtSlowdown | LongestSequence | DecodeGeneration | LongestGeneration
 
 _KV_LENGTHS = tuple(range(64 * 1024, 128 * 1024 + 1, 4 * 1024))
+_GENERATION_LENGTHS = tuple(range(80 * 1024, 160 * 1024 + 1, 8 * 1024))
+_WINDOW_LENGTHS = (131_072, 262_144, 524_288, 1_048_576)
+
+# Long-context decode in blocks (LLaMA-2-7B shape, fp16: 0.5 MiB of KV per
+# token): full attention block by block (16384-token blocks), the same with
+# INT8 transfers, and a 4096-token window with 4 sinks (1024-token blocks).
+_BLOCKED = Export(
+    "llama2-7b",
+    "decode",
+    kv_len=123_000,
+    dtype="f16",
+    attention="blocked",
+    kv_block=16384,
+)
+_WINDOW = Export(
+    "llama2-7b",
+    "decode",
+    kv_len=123_000,
+    dtype="f16",
+    attention="window",
+    kv_block=1024,
+    window=4096,
+    sinks=4,
+)
+_SEED_KV = "61.2 GB -> 45.0 GB at 99% throughput"
+_SEED_LONGEST = "longest context at fixed HBM 71K -> 123K tokens"
 
 SUITES: dict[str, tuple[Scenario, ...]] = {
     # in the order workers take them: the longest first
@@ -77,6 +104,85 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             # one layer computes too little to hide fetching its weights
             place_arguments=True,
         ),
+        DecodeGeneration(
+            "long-context-generation-full",
+            "Generation at a 123K-token cache, full attention in 16384-token blocks (LLaMA-2-7B shape, fp16)",
+            _BLOCKED,
+            ("ascend-910c", "gh200-c2c"),
+            tokens=8,
+            limit=0.01,
+            paper=_SEED_KV,
+        ),
+        DecodeGeneration(
+            "long-context-generation-int8",
+            "The same, blocks moved INT8-compressed",
+            _BLOCKED,
+            ("ascend-910c", "gh200-c2c"),
+            tokens=8,
+            limit=0.01,
+            paper=_SEED_KV,
+            compress="int8",
+        ),
+        DecodeGeneration(
+            "long-context-generation-window",
+            "The same cache read through a 4096-token window and 4 sinks (1024-token blocks)",
+            _WINDOW,
+            ("ascend-910c", "gh200-c2c"),
+            tokens=8,
+            limit=0.01,
+            paper=_SEED_KV,
+        ),
+        LongestGeneration(
+            "longest-generation-full",
+            "Longest cache at 64 GB within 1%, full attention in 16384-token blocks",
+            _BLOCKED,
+            _GENERATION_LENGTHS,
+            ("ascend-910c",),
+            "64GB",
+            tokens=4,
+            limit=0.01,
+            paper=_SEED_LONGEST,
+        ),
+        LongestGeneration(
+            "longest-generation-int8",
+            "The same, blocks moved INT8-compressed",
+            _BLOCKED,
+            _GENERATION_LENGTHS,
+            ("ascend-910c",),
+            "64GB",
+            tokens=4,
+            limit=0.01,
+            paper=_SEED_LONGEST,
+            compress="int8",
+        ),
+        LongestGeneration(
+            "longest-generation-window",
+            "The same through a 4096-token window and 4 sinks",
+            _WINDOW,
+            _WINDOW_LENGTHS,
+            ("ascend-910c",),
+            "64GB",
+            tokens=4,
+            limit=0.01,
+            paper=_SEED_LONGEST,
+        ),
+        # --- a 1M-token context on one device, spilling to NVMe ---
+        LongestSequence(
+            "llama3-8b-decode-1m-nvme",
+            "LLaMA-3-8B decode at a 1M-token KV cache (32 layers, GQA 8 KV heads, bf16: "
+            "137 GB of KV + 16 GB of weights) on one H200, 4 GiB host pool, NVMe behind it",
+            Export("llama3-8b", "decode", kv_len=1_048_576),
+            "kv_len",
+            (1_048_576,),
+            1_048_576,
+            # the host pool is the preset's: 4 GiB, vLLM's default CPU swap
+            # space (the scenarios override HBM only), so state beyond HBM
+            # and host goes to the drive; the runtimes ignore tier capacities
+            # (a relaxation in their favour)
+            ("h200-pcie5-host4gib",),
+            paper="(no published figure)",
+            place_arguments=True,
+        ),
     ),
     "quick": (
         PeakAtSlowdown(
@@ -106,6 +212,24 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             limit=0.01,
             paper="-",
             place_arguments=True,
+        ),
+        DecodeGeneration(
+            "tiny-llama-window-generation",
+            "tiny LLaMA generation, window of 32 and 4 sinks in blocks of 16 (KV cache of 64)",
+            Export(
+                "tiny-llama",
+                "decode",
+                kv_len=64,
+                dtype="f32",
+                attention="window",
+                kv_block=16,
+                window=32,
+                sinks=4,
+            ),
+            ("ascend-910c",),
+            tokens=32,
+            limit=0.01,
+            paper="-",
         ),
     ),
 }

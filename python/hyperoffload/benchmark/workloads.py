@@ -61,16 +61,26 @@ class Export:
     dense_layers: int | None = None
     tier: str = Tier.REMOTE
     """Where parameters and KV cache live (a tier the hardware offers)."""
+    attention: str = "full"
+    """`full`, `blocked` or `window` (`hyperoffload-gen --attention`)."""
+    kv_block: int | None = None
+    window: int | None = None
+    sinks: int | None = None
 
     def argv(self) -> list[str]:
         args = [self.model, "--mode", self.mode, "--dtype", self.dtype]
         if self.tier != Tier.REMOTE:
             args += ["--tier", self.tier]
+        if self.attention != "full":
+            args += ["--attention", self.attention]
         for flag, value in (
             ("--layers", self.layers),
             ("--seq", self.seq),
             ("--kv-len", self.kv_len),
             ("--dense-layers", self.dense_layers),
+            ("--kv-block", self.kv_block),
+            ("--window", self.window),
+            ("--sinks", self.sinks),
         ):
             if value is not None:
                 args += [flag, str(value)]

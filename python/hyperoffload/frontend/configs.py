@@ -8,10 +8,139 @@ versions of each family for tests.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+import math
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Literal, NamedTuple
 
 Family = Literal["llama", "gpt", "moe"]
+
+AttentionKind = Literal["full", "blocked", "window"]
+ATTENTION_KINDS: tuple[AttentionKind, ...] = ("full", "blocked", "window")
+"""Attention variants (see `AttentionSpec`)."""
+
+DEFAULT_KV_BLOCK = 16
+"""Tokens per KV block when none is asked for."""
+
+Visibility = Literal["none", "some", "all"]
+
+
+class KVKind(IntEnum):
+    """Which half of a layer's cache a block holds (`hyperoffload.kv_block`)."""
+
+    KEYS = 0
+    VALUES = 1
+
+
+class BlockTag(NamedTuple):
+    """One KV block: `hyperoffload.kv_block = array<i64: layer, kind, block>`."""
+
+    layer: int
+    kind: KVKind
+    block: int
+    """Absolute block index: tokens [block * B, (block + 1) * B)."""
+
+    def name(self) -> str:
+        """The argument name, e.g. `k_cache.0.3` (keys of layer 0, block 3)."""
+        return f"{'kv'[self.kind]}_cache.{self.layer}.{self.block}"
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    """
+    How attention reads the KV cache.
+
+    * ``full``: one softmax over the whole cache, one K and one V tensor per
+      layer (the plain export).
+    * ``blocked``: the same attention, computed over blocks of `block`
+      tokens with an online softmax (running max, sum and output, as
+      flash-decoding); one cache argument (or result) per block.
+    * ``window``: a sliding window of `window` tokens plus `sinks` attention
+      sinks (StreamingLLM): the query at position p sees the keys at
+      [0, sinks) and [p - window, p] (causal), computed block by block like
+      ``blocked``; a decode step reads only the blocks that hold such keys.
+
+    >>> spec = AttentionSpec("window", block=16, window=32, sinks=4)
+    >>> spec.decode_blocks(70)
+    [0, 2, 3, 4]
+    """
+
+    kind: AttentionKind = "full"
+    block: int = DEFAULT_KV_BLOCK
+    window: int = 0
+    sinks: int = 0
+
+    @property
+    def in_blocks(self) -> bool:
+        """Whether the cache is split in blocks (every kind but ``full``)."""
+        return self.kind != "full"
+
+    def n_blocks(self, length: int) -> int:
+        """Blocks holding `length` positions (the last one may be shorter)."""
+        return math.ceil(length / self.block)
+
+    def bounds(self, block: int, length: int) -> range:
+        """Positions of `block` in a cache of `length` positions."""
+        return range(block * self.block, min((block + 1) * self.block, length))
+
+    def decode_blocks(self, kv_len: int) -> list[int]:
+        """
+        The blocks a decode step at position `kv_len` reads, in increasing
+        order: all of them (``blocked``), or those intersecting
+        [0, sinks) and [kv_len - window, kv_len) (``window``).
+        """
+        last = self.n_blocks(kv_len)
+        if self.kind != "window":
+            return list(range(last))
+        sinks = range(self.n_blocks(min(self.sinks, kv_len)))
+        first = max(0, kv_len - self.window) // self.block
+        return sorted({*sinks, *range(first, last)})
+
+    def sees(self, query: int, key: int) -> bool:
+        """Whether the query at position `query` attends the key at `key`."""
+        if key > query:
+            return False
+        return self.kind != "window" or key < self.sinks or key >= query - self.window
+
+    def visibility(self, queries: range, keys: range) -> Visibility:
+        """
+        Whether the queries at positions `queries` see none, some or all of
+        the keys at `keys` (both non-empty, step 1), in closed form.
+        """
+        q_lo, q_hi, k_lo, k_hi = (
+            queries.start,
+            queries.stop - 1,
+            keys.start,
+            keys.stop - 1,
+        )
+        if k_lo > q_hi:
+            return "none"
+        if self.kind == "window":
+            sink = k_lo < self.sinks
+            # some query p in [max(q_lo, k_lo), q_hi] with p - window <= k_hi
+            near = max(q_lo, k_lo) <= min(q_hi, k_hi + self.window)
+            if not (sink or near):
+                return "none"
+            # a key in [max(sinks, k_lo), k_hi] older than q_hi - window
+            if max(self.sinks, k_lo) < min(k_hi + 1, q_hi - self.window):
+                return "some"
+        return "all" if k_hi <= q_lo else "some"
+
+    def describe(self, kv_len: int) -> str:
+        """
+        The value of the `hyperoffload.kv_cache` function attribute for a cache
+        of `kv_len` positions (empty for ``full``, which has none).
+
+        >>> AttentionSpec("blocked", block=16).describe(64)
+        '{attention = "blocked", block = 16 : i64, window = 0 : i64, sinks = 0 : i64, kv_len = 64 : i64}'
+        """
+        if not self.in_blocks:
+            return ""
+        return (
+            f'{{attention = "{self.kind}", block = {self.block} : i64, '
+            f"window = {self.window} : i64, sinks = {self.sinks} : i64, "
+            f"kv_len = {kv_len} : i64}}"
+        )
 
 
 @dataclass(frozen=True)
@@ -45,6 +174,8 @@ class ModelConfig:
     Routed-expert capacity over an even share: each expert takes at most
     min(T, ceil(T * top_k / n_experts * capacity_factor)) of T tokens (moe family).
     """
+    attention: AttentionSpec = field(default_factory=AttentionSpec)
+    """How attention reads the KV cache (an export choice; ``full`` by default)."""
 
 
 CONFIGS: dict[str, ModelConfig] = {

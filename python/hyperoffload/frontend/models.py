@@ -13,11 +13,19 @@ entries the caller appends to its (paged) cache, which is read in place and
 never copied. Nothing is stored in buffers: RoPE tables, positions and masks
 are computed in the graph, so every tensor an exported program reads is a
 function argument.
+
+With a blocked attention variant (`cfg.attention`, see
+`hyperoffload.frontend.configs.AttentionSpec`) a layer's cache is a `KVBlocks`
+instead of a `(k, v)` pair: a prefill returns the prompt's cache in blocks, a
+decode step reads the blocks it is given (and still returns the new entries
+as a pair).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +34,23 @@ from torch import Tensor, nn
 from hyperoffload.frontend.configs import ModelConfig
 
 KV = tuple[Tensor, Tensor]
+
+
+@dataclass(frozen=True)
+class KVBlocks:
+    """
+    One layer's cache in blocks along the sequence: `keys[i]` and `values[i]`,
+    `(batch, kv_heads, n_i, head_dim)`, hold the positions from `starts[i]`
+    on. Blocks need not be contiguous (a window skips the middle of the cache).
+    """
+
+    starts: tuple[int, ...]
+    keys: tuple[Tensor, ...]
+    values: tuple[Tensor, ...]
+
+
+LayerCache = KV | KVBlocks
+"""A layer's cache: one `(k, v)` pair (full attention) or blocks."""
 
 
 # ------------------------------------------------------------------ building blocks
@@ -112,8 +137,13 @@ class Attention(nn.Module):
         x: Tensor,
         rope: tuple[Tensor, Tensor] | None,
         mask: Tensor | None,
-        past: KV | None,
-    ) -> tuple[Tensor, Tensor, Tensor]:
+        past: LayerCache | None,
+        offset: int = 0,
+    ) -> tuple[Tensor, LayerCache]:
+        """
+        The output and the cache of the new tokens (at positions `offset`..):
+        `(k, v)`, or the blocks of a blocked prefill (no `past`).
+        """
         cfg = self.cfg
         b, s, _ = x.shape
         q = self._heads(self.wq(x), cfg.n_heads)
@@ -123,7 +153,12 @@ class Attention(nn.Module):
         if rope is not None:
             k = apply_rope(k, *rope)
         v = self._heads(self.wv(x), cfg.n_kv_heads)
-        if past is not None:
+        cache: LayerCache = (k, v)
+        if cfg.attention.in_blocks:
+            out, cache = self._attend_blocks(q, k, v, past, offset)
+        elif isinstance(past, KVBlocks):
+            raise ValueError("a cache in blocks needs a blocked attention variant")
+        elif past is not None:
             out = self._attend_cached(q, k, v, mask, past)
         else:
             kr, vr = self._repeat_kv(k), self._repeat_kv(v)
@@ -132,7 +167,7 @@ class Attention(nn.Module):
                 scores = scores.masked_fill(~mask, float("-inf"))
             out = torch.softmax(scores, dim=-1) @ vr
         out = out.transpose(1, 2).reshape(b, s, cfg.n_heads * cfg.head_dim)
-        return self.wo(out), k, v
+        return self.wo(out), cache
 
     def _attend_cached(
         self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, past: KV
@@ -159,6 +194,120 @@ class Attention(nn.Module):
         p = torch.softmax(scores, dim=-1)
         out = p[..., :n_past] @ past_v + p[..., n_past:] @ v
         return out.reshape(b, heads, s, hd)
+
+    def _attend_blocks(
+        self, q: Tensor, k: Tensor, v: Tensor, past: LayerCache | None, offset: int
+    ) -> tuple[Tensor, LayerCache]:
+        """
+        Attention over the cache in blocks (`cfg.attention`): the blocks of
+        `past` then the new k/v as one more block (decode), or, without
+        `past`, the new tokens in query and key blocks of B (prefill, whose
+        cache is returned in blocks).
+        """
+        spec = self.cfg.attention
+        s, hd = q.shape[2], q.shape[3]
+        q = q * (1.0 / math.sqrt(hd))  # the scale, once, on the queries
+        if past is None:
+            bounds = [
+                range(start, min(start + spec.block, s))
+                for start in range(0, s, spec.block)
+            ]
+            keys = tuple(k[:, :, r.start : r.stop] for r in bounds)
+            values = tuple(v[:, :, r.start : r.stop] for r in bounds)
+            starts = tuple(offset + r.start for r in bounds)
+            blocks = list(zip(starts, keys, values, strict=True))
+            rows = [(offset + r.start, q[:, :, r.start : r.stop]) for r in bounds]
+            outs = [self._online_softmax(start, qb, blocks) for start, qb in rows]
+            out = outs[0] if len(outs) == 1 else torch.cat(outs, dim=2)
+            return out, KVBlocks(starts, keys, values)
+        if not isinstance(past, KVBlocks):
+            n = past[0].shape[2]
+            bounds = [spec.bounds(j, n) for j in range(spec.n_blocks(n))]
+            past = KVBlocks(
+                tuple(r.start for r in bounds),
+                tuple(past[0][:, :, r.start : r.stop] for r in bounds),
+                tuple(past[1][:, :, r.start : r.stop] for r in bounds),
+            )
+        blocks = [
+            *zip(past.starts, past.keys, past.values, strict=True),
+            (offset, k, v),
+        ]
+        return self._online_softmax(offset, q, blocks), (k, v)
+
+    def _online_softmax(
+        self, start: int, q: Tensor, blocks: Sequence[tuple[int, Tensor, Tensor]]
+    ) -> Tensor:
+        """
+        softmax(q kᵀ) v of the (scaled) queries at positions `start`.. over
+        the key blocks `(first position, k_j, v_j)`, one block at a time:
+        m' = max(m, rowmax s_j), acc = acc·exp(m - m') + exp(s_j - m') v_j,
+        l = l·exp(m - m') + rowsum exp(s_j - m'); the result is acc / l.
+        Blocks no query sees are skipped, partly seen ones masked. As in
+        `_attend_cached`, the heads sharing a KV head are rows of one matmul
+        and s_j = (k_j qᵀ)ᵀ: a block is never transposed nor repeated.
+
+        A masked score is the dtype's lowest finite value, not -inf: a row
+        that sees nothing of the first block it meets then holds finite
+        garbage that exp(m - m') = 0 drops at its first seen key (every row
+        sees its own position, in the last block it meets).
+        """
+        spec = self.cfg.attention
+        b, heads, s, hd = q.shape
+        kv = blocks[0][1].shape[1]
+        rep = heads // kv
+        queries = range(start, start + s)
+        # (batch · kv heads) as the one batch dimension of `bmm`: a 4-D matmul
+        # would trace as expand/view/bmm/view per operand
+        qt = q.reshape(b * kv, rep * s, hd).transpose(1, 2)
+        lowest = torch.finfo(q.dtype).min
+        running: tuple[Tensor, Tensor, Tensor] | None = None  # m, l, acc
+        for first, k_j, v_j in blocks:
+            n = k_j.shape[2]
+            keys = range(first, first + n)
+            seen = spec.visibility(queries, keys)
+            if seen == "none":
+                continue
+            s_j = torch.bmm(k_j.reshape(b * kv, n, hd), qt).transpose(1, 2)
+            if seen == "some":
+                hidden = self._hidden(queries, keys, q.device)
+                s_j = s_j.reshape(b * kv, rep, s, n).masked_fill(hidden, lowest)
+                s_j = s_j.reshape(b * kv, rep * s, n)
+            m_j = s_j.amax(-1, keepdim=True)
+            v_j = v_j.reshape(b * kv, n, hd)
+            if running is None:
+                p = torch.exp(s_j - m_j)
+                running = (m_j, p.sum(-1, keepdim=True), torch.bmm(p, v_j))
+                continue
+            m, total, acc = running
+            m_new = torch.maximum(m, m_j)
+            alpha = torch.exp(m - m_new)
+            p = torch.exp(s_j - m_new)
+            total = total * alpha + p.sum(-1, keepdim=True)
+            running = (m_new, total, acc * alpha + torch.bmm(p, v_j))
+        assert running is not None, "every query sees its own position"
+        _, total, acc = running
+        return (acc / total).reshape(b, heads, s, hd)
+
+    def _hidden(self, queries: range, keys: range, device: torch.device) -> Tensor:
+        """
+        (len(queries), len(keys)) booleans, True where the query does not see
+        the key (`AttentionSpec.sees`), computed in-graph from the positions;
+        only the terms that hide something in this block pair appear.
+        """
+        spec = self.cfg.attention
+        q_pos = torch.arange(queries.start, queries.stop, device=device)[:, None]
+        k_pos = torch.arange(keys.start, keys.stop, device=device)[None, :]
+        hidden: Tensor | None = None
+        if keys.stop - 1 > queries.start:
+            hidden = k_pos > q_pos
+        too_old = min(keys.stop, queries.stop - 1 - spec.window)
+        if spec.kind == "window" and max(keys.start, spec.sinks) < too_old:
+            old = k_pos < q_pos - spec.window
+            if keys.start < spec.sinks:
+                old = old & (k_pos >= spec.sinks)
+            hidden = old if hidden is None else hidden | old
+        assert hidden is not None, "a partly seen block hides something"
+        return hidden
 
 
 class FeedForward(nn.Module):
@@ -275,11 +424,12 @@ class LlamaBlock(nn.Module):
         x: Tensor,
         rope: tuple[Tensor, Tensor],
         mask: Tensor | None,
-        past: KV | None,
-    ) -> tuple[Tensor, Tensor, Tensor]:
-        attn, k, v = self.attention(self.attention_norm(x), rope, mask, past)
+        past: LayerCache | None,
+        offset: int = 0,
+    ) -> tuple[Tensor, LayerCache]:
+        attn, cache = self.attention(self.attention_norm(x), rope, mask, past, offset)
         x = x + attn
-        return x + self.feed_forward(self.ffn_norm(x)), k, v
+        return x + self.feed_forward(self.ffn_norm(x)), cache
 
 
 class Llama(nn.Module):
@@ -298,16 +448,20 @@ class Llama(nn.Module):
         self.output = nn.Linear(cfg.hidden, cfg.vocab_size, bias=False)
 
     def forward(
-        self, tokens: Tensor, past: list[KV] | None = None, offset: int = 0
-    ) -> tuple[Tensor, list[KV]]:
+        self,
+        tokens: Tensor,
+        past: Sequence[LayerCache] | None = None,
+        offset: int = 0,
+    ) -> tuple[Tensor, list[LayerCache]]:
         x = self.tok_embeddings(tokens)
         seq = tokens.shape[1]
         cos, sin = (t.to(x.dtype) for t in rope_tables(self.cfg, offset, seq, x.device))
-        mask = causal_mask(seq, x.device)
-        cache: list[KV] = []
+        mask = None if self.cfg.attention.in_blocks else causal_mask(seq, x.device)
+        cache: list[LayerCache] = []
         for i, layer in enumerate(self.layers):
-            x, k, v = layer(x, (cos, sin), mask, None if past is None else past[i])
-            cache.append((k, v))
+            layer_past = None if past is None else past[i]
+            x, kv = layer(x, (cos, sin), mask, layer_past, offset)
+            cache.append(kv)
         return self.output(self.norm(x)), cache
 
 
@@ -330,11 +484,15 @@ class GPTBlock(nn.Module):
         self.mlp = GPTMLP(cfg)
 
     def forward(
-        self, x: Tensor, mask: Tensor | None, past: KV | None
-    ) -> tuple[Tensor, Tensor, Tensor]:
-        attn, k, v = self.attn(self.ln_1(x), None, mask, past)
+        self,
+        x: Tensor,
+        mask: Tensor | None,
+        past: LayerCache | None,
+        offset: int = 0,
+    ) -> tuple[Tensor, LayerCache]:
+        attn, cache = self.attn(self.ln_1(x), None, mask, past, offset)
         x = x + attn
-        return x + self.mlp(self.ln_2(x)), k, v
+        return x + self.mlp(self.ln_2(x)), cache
 
 
 class GPT(nn.Module):
@@ -350,16 +508,19 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(cfg.hidden, cfg.vocab_size, bias=False)
 
     def forward(
-        self, tokens: Tensor, past: list[KV] | None = None, offset: int = 0
-    ) -> tuple[Tensor, list[KV]]:
+        self,
+        tokens: Tensor,
+        past: Sequence[LayerCache] | None = None,
+        offset: int = 0,
+    ) -> tuple[Tensor, list[LayerCache]]:
         seq = tokens.shape[1]
         positions = torch.arange(offset, offset + seq, device=tokens.device)
         x = self.wte(tokens) + self.wpe(positions)[None]
-        mask = causal_mask(seq, x.device)
-        cache: list[KV] = []
+        mask = None if self.cfg.attention.in_blocks else causal_mask(seq, x.device)
+        cache: list[LayerCache] = []
         for i, layer in enumerate(self.layers):
-            x, k, v = layer(x, mask, None if past is None else past[i])
-            cache.append((k, v))
+            x, kv = layer(x, mask, None if past is None else past[i], offset)
+            cache.append(kv)
         return self.lm_head(self.ln_f(x)), cache
 
 

@@ -20,6 +20,22 @@ allocated, so published dimensions export on a laptop) with
 Parameters carry ``{hyperoffload.tier = #hyperoffload.tier<remote>}`` (or
 the tier asked for); KV-cache arguments also ``hyperoffload.category = "kv"``;
 the KV-cache results of a prefill or decode step carry the tier too.
+
+With a blocked attention variant (``attention=AttentionSpec("blocked" |
+"window", ...)``, prefill and decode only) the cache is one argument (decode)
+or result (prefill) per layer, block and K/V, named ``k_cache.{layer}.{block}``
+and tagged ``hyperoffload.kv_block = array<i64: layer, kind, block>``; the
+function carries ``hyperoffload.kv_cache = {attention, block, window, sinks,
+kv_len}``:
+
+```mlir
+func.func @decode(%arg0: tensor<1x1xi64>,
+    %arg1: tensor<1x2x16x16xf32> {hyperoffload.category = "kv",
+        hyperoffload.tier = #hyperoffload.tier<remote>,
+        hyperoffload.kv_block = array<i64: 0, 0, 0>}, ...) -> (...)
+    attributes {hyperoffload.kv_cache = {attention = "blocked", block = 16 : i64,
+        window = 0 : i64, sinks = 0 : i64, kv_len = 64 : i64}} {
+```
 """
 
 from __future__ import annotations
@@ -36,11 +52,22 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hyperoffload.frontend.configs import MODES, ModelConfig
-from hyperoffload.frontend.models import KV, build_model, one_hot
+from hyperoffload.frontend.configs import (
+    ATTENTION_KINDS,
+    MODES,
+    AttentionSpec,
+    BlockTag,
+    KVKind,
+    ModelConfig,
+)
+from hyperoffload.frontend.models import KVBlocks, LayerCache, build_model, one_hot
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 KV_ATTR = 'hyperoffload.category = "kv"'
+KV_BLOCK_ATTR = "hyperoffload.kv_block"
+"""Argument and result attribute of a KV block: `array<i64: layer, kind, block>`."""
+KV_CACHE_ATTR = "hyperoffload.kv_cache"
+"""Function attribute describing a cache in blocks (`AttentionSpec.describe`)."""
 FUNC_NAMES = {
     "forward": "forward",
     "train": "train_step",
@@ -172,14 +199,14 @@ class ForwardFn:
         self,
         tokens: Tensor,
         params: Sequence[Tensor],
-        past: list[KV] | None = None,
+        past: Sequence[LayerCache] | None = None,
         offset: int = 0,
-    ) -> tuple[Tensor, list[KV]]:
+    ) -> tuple[Tensor, list[LayerCache]]:
         params_dict = dict(zip(self.names, params, strict=True))
         out = torch.func.functional_call(
             self.model, params_dict, (tokens,), {"past": past, "offset": offset}
         )
-        return cast(tuple[Tensor, list[KV]], out)
+        return cast(tuple[Tensor, list[LayerCache]], out)
 
     def __call__(self, tokens: Tensor, *params: Tensor) -> Tensor:
         return self.run(tokens, params)[0]
@@ -202,15 +229,30 @@ class TrainStepFn:
         return (loss, *grads)
 
 
+def _flat_cache(cache: Sequence[LayerCache]) -> list[Tensor]:
+    """k0, v0, k1, v1, ...; a layer in blocks gives k, v of each block in turn."""
+    flat: list[Tensor] = []
+    for layer in cache:
+        if isinstance(layer, KVBlocks):
+            for k, v in zip(layer.keys, layer.values, strict=True):
+                flat += [k, v]
+        else:
+            flat += list(layer)
+    return flat
+
+
 class PrefillFn:
-    """``(tokens, *params) -> (logits, k0, v0, k1, v1, ...)``."""
+    """
+    ``(tokens, *params) -> (logits, k0, v0, k1, v1, ...)``; with a blocked
+    attention variant, each layer's cache is k, v of block 0, then block 1...
+    """
 
     def __init__(self, model: nn.Module) -> None:
         self.forward = ForwardFn(model)
 
     def __call__(self, tokens: Tensor, *params: Tensor) -> tuple[Tensor, ...]:
         logits, cache = self.forward.run(tokens, params)
-        return (logits, *(t for kv in cache for t in kv))
+        return (logits, *_flat_cache(cache))
 
 
 class DecodeFn:
@@ -218,19 +260,35 @@ class DecodeFn:
     ``(token, k0, v0, ..., *params) -> (logits, k0n, v0n, ...)``: the cache
     arguments hold the past positions; the results are only the new entries
     (one position per decoded token) that the caller appends to its cache.
+    With `blocks` (the block starts each layer reads), each layer's cache
+    arguments are k, v of each of those blocks in turn.
     """
 
-    def __init__(self, model: nn.Module, n_layers: int) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        n_layers: int,
+        kv_len: int,
+        blocks: Sequence[int] | None = None,
+    ) -> None:
         self.forward = ForwardFn(model)
         self.n_layers = n_layers
+        self.kv_len = kv_len
+        self.blocks = None if blocks is None else tuple(blocks)
 
     def __call__(self, tokens: Tensor, *args: Tensor) -> tuple[Tensor, ...]:
-        n = 2 * self.n_layers
+        per_layer = 2 if self.blocks is None else 2 * len(self.blocks)
+        n = per_layer * self.n_layers
         flat, params = args[:n], args[n:]
-        past = [(flat[2 * i], flat[2 * i + 1]) for i in range(self.n_layers)]
-        offset = flat[0].shape[2]
-        logits, cache = self.forward.run(tokens, params, past, offset)
-        return (logits, *(t for kv in cache for t in kv))
+        past: list[LayerCache] = []
+        for i in range(self.n_layers):
+            mine = flat[per_layer * i : per_layer * (i + 1)]
+            if self.blocks is None:
+                past.append((mine[0], mine[1]))
+            else:
+                past.append(KVBlocks(self.blocks, mine[0::2], mine[1::2]))
+        logits, cache = self.forward.run(tokens, params, past, self.kv_len)
+        return (logits, *_flat_cache(cache))
 
 
 # ------------------------------------------------------------------------- export
@@ -259,6 +317,12 @@ class Signature:
     first_param: int
     n_params: int
     results: str
+    kv_blocks: tuple[BlockTag, ...] = ()
+    """The block of each KV-cache argument (decode in blocks; else empty)."""
+    result_blocks: tuple[BlockTag, ...] = ()
+    """The block of each result after the logits (prefill in blocks; else empty)."""
+    kv_cache: str = ""
+    """The value of `hyperoffload.kv_cache` on the function (empty: full attention)."""
 
 
 @dataclass(frozen=True)
@@ -287,18 +351,83 @@ def _with_layers(
     return replace(cfg, n_dense_layers=n_dense_layers)
 
 
+def check_attention(spec: AttentionSpec, mode: str) -> None:
+    """`ExportError` unless `spec` is a variant `mode` can be exported with."""
+    if spec.kind not in ATTENTION_KINDS:
+        known = ", ".join(ATTENTION_KINDS)
+        raise ExportError(f"unknown attention {spec.kind!r} (known: {known})")
+    if not spec.in_blocks:
+        return
+    if mode not in ("prefill", "decode"):
+        raise ExportError(
+            f"attention {spec.kind!r} applies to the prefill and decode modes, "
+            f"not {mode}"
+        )
+    if spec.block < 1:
+        raise ExportError(f"a KV block holds at least 1 token, not {spec.block}")
+    if spec.sinks < 0:
+        raise ExportError(f"attention sinks must be non-negative, not {spec.sinks}")
+    if spec.kind == "window":
+        if spec.window < 1:
+            raise ExportError(
+                f"a sliding window holds at least 1 token, not {spec.window}"
+            )
+    elif spec.window or spec.sinks:
+        raise ExportError(
+            f"a window and sinks apply to attention 'window', not {spec.kind!r}"
+        )
+
+
+def _decode_blocks(
+    cfg: ModelConfig, shapes: Shapes, dtype: torch.dtype
+) -> tuple[list[BlockTag], list[tuple[tuple[int, ...], torch.dtype]], list[int]]:
+    """The cache arguments of a decode step in blocks: tags, specs, block starts."""
+    spec = cfg.attention
+    read = spec.decode_blocks(shapes.kv_len)
+    tags: list[BlockTag] = []
+    specs: list[tuple[tuple[int, ...], torch.dtype]] = []
+    for layer in range(cfg.n_layers):
+        for block in read:
+            n = len(spec.bounds(block, shapes.kv_len))
+            for kind in KVKind:
+                tags.append(BlockTag(layer, kind, block))
+                specs.append(((shapes.batch, cfg.n_kv_heads, n, cfg.head_dim), dtype))
+    return tags, specs, [block * spec.block for block in read]
+
+
 def program(
     model: nn.Module, cfg: ModelConfig, mode: str, shapes: Shapes, dtype: torch.dtype
 ) -> tuple[Callable[..., Any], Signature]:
-    """The traced function of `mode` and its signature (parameters of `model`)."""
+    """
+    The traced function of `mode` and its signature (parameters of `model`;
+    the attention variant of `cfg`).
+    """
     if mode not in MODES:
         raise ExportError(f"unknown mode {mode!r} (known: {', '.join(MODES)})")
+    spec = cfg.attention
+    check_attention(spec, mode)
     param_items = list(model.named_parameters())
     names = [n for n, _ in param_items]
     param_specs = [(tuple(p.shape), p.dtype) for _, p in param_items]
     b = shapes.batch
     seq = 1 if mode == "decode" else shapes.seq
     tokens = [((b, seq), torch.int64)]
+    if mode == "decode" and spec.in_blocks:
+        tags, kv_specs, starts = _decode_blocks(cfg, shapes, dtype)
+        kv_names = [tag.name() for tag in tags]
+        sig = Signature(
+            "decode",
+            ["token", *kv_names, *names],
+            tokens + kv_specs + param_specs,
+            1,
+            1 + len(kv_names),
+            len(names),
+            "logits, then the new cache entries k0, v0, k1, v1, ... "
+            "(one position each; the caller appends them to their blocks)",
+            kv_blocks=tuple(tags),
+            kv_cache=spec.describe(shapes.kv_len),
+        )
+        return DecodeFn(model, cfg.n_layers, shapes.kv_len, starts), sig
     if mode == "decode":
         kv_shape = (b, cfg.n_kv_heads, shapes.kv_len, cfg.head_dim)
         kv_names = [f"{t}_cache.{i}" for i in range(cfg.n_layers) for t in "kv"]
@@ -313,7 +442,7 @@ def program(
             "logits, then the new cache entries k0, v0, k1, v1, ... "
             "(one position each; the caller appends them)",
         )
-        return DecodeFn(model, cfg.n_layers), sig
+        return DecodeFn(model, cfg.n_layers, shapes.kv_len), sig
     if mode == "train":
         sig = Signature(
             "train_step",
@@ -326,6 +455,12 @@ def program(
         )
         return TrainStepFn(model), sig
     if mode == "prefill":
+        blocks = tuple(
+            BlockTag(layer, kind, block)
+            for layer in range(cfg.n_layers)
+            for block in range(spec.n_blocks(shapes.seq) if spec.in_blocks else 0)
+            for kind in KVKind
+        )
         sig = Signature(
             "prefill",
             ["tokens", *names],
@@ -333,7 +468,14 @@ def program(
             1,
             1,
             len(names),
-            "logits, then the KV cache k0, v0, k1, v1, ... of the prompt",
+            "logits, then the KV cache "
+            + (
+                "of the prompt, per layer k, v of each block in turn"
+                if blocks
+                else "k0, v0, k1, v1, ... of the prompt"
+            ),
+            result_blocks=blocks,
+            kv_cache=spec.describe(shapes.seq),
         )
         return PrefillFn(model), sig
     sig = Signature(
@@ -382,8 +524,13 @@ def lower(fn: Callable[..., Any], args: Sequence[Tensor], func_name: str) -> str
     return text
 
 
+def block_attr(tag: BlockTag) -> str:
+    """`hyperoffload.kv_block = array<i64: layer, kind, block>`."""
+    return f"{KV_BLOCK_ATTR} = array<i64: {tag.layer}, {int(tag.kind)}, {tag.block}>"
+
+
 def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
-    """Attach tier (and KV category) attributes to the signature's arguments."""
+    """Attach tier (and KV category and block) attributes to the arguments."""
     match = re.search(rf"func\.func @{sig.func_name}\((.*?)\) ->", text)
     if match is None:
         raise ExportError(f"signature of @{sig.func_name} not found")
@@ -394,11 +541,25 @@ def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
         if "{" in arg or i < sig.first_kv:
             tagged.append(arg)
         elif i < sig.first_param:
-            tagged.append(f"{arg} {{{KV_ATTR}, {tier_attr}}}")
+            attrs = [KV_ATTR, tier_attr]
+            if sig.kv_blocks:
+                attrs.append(block_attr(sig.kv_blocks[i - sig.first_kv]))
+            tagged.append(f"{arg} {{{', '.join(attrs)}}}")
         else:
             tagged.append(f"{arg} {{{tier_attr}}}")
     start, end = match.span(1)
     return text[:start] + ", ".join(tagged) + text[end:]
+
+
+def tag_function(text: str, sig: Signature) -> str:
+    """Attach `hyperoffload.kv_cache` (a cache in blocks) to the function."""
+    if not sig.kv_cache:
+        return text
+    header = re.search(rf"func\.func @{sig.func_name}\(.*( \{{)\n", text)
+    if header is None:
+        raise ExportError(f"body of @{sig.func_name} not found")
+    at = header.start(1)
+    return f"{text[:at]} attributes {{{KV_CACHE_ATTR} = {sig.kv_cache}}}{text[at:]}"
 
 
 def tag_results(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
@@ -414,8 +575,13 @@ def tag_results(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     if match is None:
         raise ExportError(f"results of @{sig.func_name} not found")
     results = match.group(1).split(", ")
-    attr = f"{{hyperoffload.tier = #hyperoffload.tier<{tier}>}}"
-    tagged = [results[0], *(f"{r} {attr}" for r in results[1:])]
+    tier_attr = f"hyperoffload.tier = #hyperoffload.tier<{tier}>"
+    tagged = [results[0]]
+    for i, result in enumerate(results[1:]):
+        attrs = [tier_attr]
+        if sig.result_blocks:
+            attrs.append(block_attr(sig.result_blocks[i]))
+        tagged.append(f"{result} {{{', '.join(attrs)}}}")
     start, end = match.span(1)
     return text[:start] + ", ".join(tagged) + text[end:]
 
@@ -429,11 +595,13 @@ def export(
     n_dense_layers: int | None = None,
     dtype: torch.dtype = torch.float32,
     tier: str = Tier.REMOTE,
+    attention: AttentionSpec | None = None,
 ) -> Exported:
     """
     Export `mode` of `cfg` on fake tensors, optionally cut to `n_layers` and
-    (moe family) with `n_dense_layers` leading dense layers; parameters and
-    KV cache are tagged as living in `tier`.
+    (moe family) with `n_dense_layers` leading dense layers, with the
+    `attention` variant (default: the config's, full attention); parameters
+    and KV cache are tagged as living in `tier`.
     """
     if tier not in OFFLOAD_TIERS:
         raise ExportError(f"unknown tier {tier!r} (known: {', '.join(OFFLOAD_TIERS)})")
@@ -441,6 +609,9 @@ def export(
 
     start = time.perf_counter()
     cfg = _with_layers(cfg, n_layers, n_dense_layers)
+    if attention is not None:
+        cfg = replace(cfg, attention=attention)
+    check_attention(cfg.attention, mode)
     shapes = shapes or Shapes()
     if cfg.family == "gpt":
         needed = shapes.kv_len + 1 if mode == "decode" else shapes.seq
@@ -462,7 +633,7 @@ def export(
         ]
     with fake_mode:
         text = lower(fn, args, sig.func_name)
-    text = tag_results(tag_args(text, sig, tier), sig, tier)
+    text = tag_function(tag_results(tag_args(text, sig, tier), sig, tier), sig)
     return Exported(text, sig, time.perf_counter() - start)
 
 

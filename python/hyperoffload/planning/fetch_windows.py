@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
 from hyperoffload.planning.placement import (
     MoveOptions,
@@ -29,6 +30,7 @@ from hyperoffload.planning.placement import (
     place_prefetches,
 )
 from hyperoffload.planning.planner import Plan, ValuePlan, plan_schedule
+from hyperoffload.sim.compression import transfer_time
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, simulate
@@ -54,8 +56,9 @@ def _windows(
         if value_plan.write_back is not None or value_plan.recompute:
             continue
         info = value_plan.info
-        tier = info.tier if value_plan.initially_out else hardware.offload_tier
-        duration = hardware.link(tier).transfer_time(info.bytes, True)
+        tier = value_plan.copy_tier(hardware.offload_tier)
+        compressed = value_compression(info.value, value_plan.compress, hardware)
+        duration = transfer_time(hardware.link(tier), info.bytes, True, compressed)
         exists = info.producer + 1 if value_plan.stored else 0
         for index, gap in enumerate(value_plan.gaps):
             earliest = max(exists, gap.after + 1)

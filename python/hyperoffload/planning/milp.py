@@ -106,6 +106,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
 from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.planning.planner import (
@@ -118,6 +119,7 @@ from hyperoffload.planning.planner import (
     plan_offload,
     plan_schedule,
 )
+from hyperoffload.sim.compression import transfer_time
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
@@ -344,7 +346,7 @@ class _Builder:
         return self.graph.op_time[self.steps[position]] / self.compute
 
     def direction(self, plan: ValuePlan) -> Tier:
-        return plan.info.tier if plan.initially_out else self.hw.offload_tier
+        return plan.copy_tier(self.hw.offload_tier)
 
     # the model
 
@@ -366,7 +368,8 @@ class _Builder:
             info = plan.info
             tier = self.direction(plan)
             link = self.hw.link(tier)
-            duration = link.transfer_time(info.bytes, True) / self.compute
+            compressed = value_compression(info.value, plan.compress, self.hw)
+            duration = transfer_time(link, info.bytes, True, compressed) / self.compute
             store: int | None = None
             if plan.stored:
                 assert info.buffer is not None
@@ -375,7 +378,8 @@ class _Builder:
                     self.stores.append(
                         _Store(
                             info.bytes,
-                            link.transfer_time(info.bytes, False) / self.compute,
+                            transfer_time(link, info.bytes, False, compressed)
+                            / self.compute,
                             (tier, False),
                             self.last_at_or_before(info.producer),
                         )

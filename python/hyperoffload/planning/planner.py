@@ -37,6 +37,17 @@ resident at the peak anyway, e.g. used right after it) x its time out of HBM
 its cluster), ties by bytes x its time before its first use (the latest
 first).
 
+Every plan judged goes through the tier chooser
+(`hyperoffload.planning.tiers`): each copy's tier (`ValuePlan.tier`) is the
+slowest with room whose round trip hides for a stored value, and its own
+tier while it has room for the caller's data.
+
+With `compress_kv` (`int8`), every move of a KV value (an argument of
+category `kv`, a written-back KV result) is compressed: its transfers are
+priced at the compressed bytes plus their codec on the compute stream
+(`hyperoffload.sim.compression.transfer_time`, the one helper every transfer
+time here goes through), and its store and prefetch carry the scheme.
+
 ```python
 plan = plan_offload(graph, hardware, PlanOptions(target=32 * 10**9))
 [(p.info.name, [(g.after, g.before) for g in p.gaps]) for p in plan.values]
@@ -51,9 +62,16 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from xdsl.dialects.builtin import DictionaryAttr
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
-from hyperoffload.analysis.lifetimes import CATEGORIES, Gap, ProgramGraph, ValueInfo
+from hyperoffload.analysis.compression import value_compression
+from hyperoffload.analysis.lifetimes import (
+    CATEGORIES,
+    CATEGORY_ATTR,
+    Gap,
+    ProgramGraph,
+    ValueInfo,
+)
 from hyperoffload.dialects.hyperoffload import (
     OFFLOAD_OPS,
     TIER_ARG_ATTR,
@@ -62,11 +80,13 @@ from hyperoffload.dialects.hyperoffload import (
 )
 from hyperoffload.ir.diagnostics import Severity, format_diagnostic
 from hyperoffload.planning.recipes import Recipe, RecipeBuilder, recomputation_steps
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.planning.tiers import choose_tiers
+from hyperoffload.sim.compression import Compressed, transfer_time
+from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.sim.moves import Move, Recompute, apply_moves
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import simulate
-from hyperoffload.support.tiers import Tier
+from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 
 class PlanError(ValueError):
@@ -108,6 +128,13 @@ class PlanOptions:
     """Seconds the MILP solver may take per plan (`solver="milp"`)."""
     milp_max_steps: int = 400
     """Compute steps beyond which the MILP refuses a function (`PlanError`)."""
+    compress_kv: str | None = None
+    """Compress every move of a KV value with this scheme (`int8`); None: none."""
+    tiers: tuple[Tier, ...] = OFFLOAD_TIERS
+    """
+    Where stored values (and the caller's data its own tier has no room for)
+    may go, of the tiers the hardware offers (`hyperoffload.planning.tiers`).
+    """
 
 
 @dataclass
@@ -128,6 +155,21 @@ class ValuePlan:
     """Each gap is bridged by computing the value again before the use after it."""
     recipes: list[Recipe] = field(default_factory=list[Recipe])
     """With `recompute`, how each gap's value is made again (one per gap)."""
+    compress: str | None = None
+    """The scheme its stores and prefetches compress with (`int8`), if any."""
+    tier: Tier | None = None
+    """Where its copy lives (`hyperoffload.planning.tiers`); None: `copy_tier`'s default."""
+
+    def copy_tier(self, default: Tier) -> Tier:
+        """
+        The tier its copy lives in: the one chosen, else the written-back
+        result's, the argument's own, or `default` (the hardware's).
+        """
+        if self.tier is not None:
+            return self.tier
+        if self.write_back is not None:
+            return self.write_back
+        return self.info.tier if self.initially_out else default
 
     def fetch_op(self, index: int, distance: int) -> int:
         """The op before which the fetch ending gap `index` is issued."""
@@ -161,6 +203,23 @@ def _result_tiers(graph: ProgramGraph) -> list[Tier | None]:
     return tiers
 
 
+def _kv_results(graph: ProgramGraph) -> list[bool]:
+    """
+    Which results hold KV state: those whose result attributes say
+    `hyperoffload.category = "kv"`, and, without a category, every result of a
+    function taking KV arguments (a decode step's new cache entries carry
+    only their tier).
+    """
+    takes_kv = any(info.producer < 0 and info.category == "kv" for info in graph.values)
+    res_attrs = graph.function.res_attrs
+    kv: list[bool] = []
+    for attrs in res_attrs.data if res_attrs else ():
+        category = attrs.data.get(CATEGORY_ATTR)
+        named = category.data if isinstance(category, StringAttr) else None
+        kv.append(named == "kv" or (named is None and takes_kv))
+    return kv
+
+
 _Ranked = tuple[float, float, ValuePlan]
 """A candidate with its benefit, then a tie-breaker (larger first)."""
 
@@ -187,6 +246,25 @@ class _Planner:
         """The first compute step at or after op `op`."""
         return bisect_left(self.compute_ops, op)
 
+    # compressed transfers
+
+    def compress_of(self, info: ValueInfo, kv: bool = False) -> str | None:
+        """The scheme `info`'s moves compress with: `compress_kv` for KV values."""
+        if info.category == "kv" or kv:
+            return self.options.compress_kv
+        return None
+
+    def compressed(self, plan: ValuePlan) -> Compressed | None:
+        """How `plan`'s value crosses the link, if it is compressed."""
+        return value_compression(plan.info.value, plan.compress, self.hw)
+
+    def transfer_time(
+        self, link: Link, info: ValueInfo, to_device: bool, scheme: str | None
+    ) -> float:
+        """When `info` is usable after crossing `link` (compressed with `scheme`)."""
+        compressed = value_compression(info.value, scheme, self.hw)
+        return transfer_time(link, info.bytes, to_device, compressed)
+
     def moves(self, plan: ValuePlan) -> list[Move]:
         info = plan.info
         assert info.buffer is not None
@@ -210,6 +288,8 @@ class _Planner:
                     release,
                     self.first_step_at_or_after(fetch_op),
                     self.first_step_at_or_after(gap.before),
+                    compressed=self.compressed(plan),
+                    tier=plan.copy_tier(self.hw.offload_tier),
                 )
             )
         return moves
@@ -279,6 +359,21 @@ class _Planner:
                 schedule.buffers[plan.info.buffer].initial = False
         return schedule
 
+    def tiered(self, plans: list[ValuePlan]) -> list[ValuePlan]:
+        """`plans` with the tier of each copy chosen (`hyperoffload.planning.tiers`)."""
+        planned = {p.info.value for p in plans}
+        if self.placing():  # a tagged argument no plan takes lives in HBM
+            planned |= {info.value for info in self.tagged_arguments()}
+        stay = [
+            info
+            for info in self.graph.values
+            if info.producer < 0
+            and info.tier != Tier.HBM
+            and info.buffer is not None
+            and info.value not in planned
+        ]
+        return choose_tiers(plans, self.graph, self.hw, self.options.tiers, stay)
+
     def peak(self, plans: list[ValuePlan]) -> int:
         return simulate(
             self.schedule(plans), self.hw, None, record=False
@@ -306,6 +401,7 @@ class _Planner:
     def mandatory(self) -> list[ValuePlan]:
         plans: list[ValuePlan] = []
         result_tiers = _result_tiers(self.graph)
+        kv_results = _kv_results(self.graph)
         returned = self.graph.ops[-1].operands if self.graph.ops else ()
         for info in self.graph.values:
             if info.buffer is None or isinstance(info.value.type, RemoteType):
@@ -321,7 +417,10 @@ class _Planner:
             for position, value in enumerate(returned):
                 tier = result_tiers[position] if position < len(result_tiers) else None
                 if value is info.value and tier is not None and self.owns(info):
-                    plans.append(self._write_back(info, tier))
+                    kv = position < len(kv_results) and kv_results[position]
+                    plans.append(
+                        self._write_back(info, tier, self.compress_of(info, kv))
+                    )
         return plans
 
     def owns(self, info: ValueInfo) -> bool:
@@ -335,7 +434,9 @@ class _Planner:
         others = [o for o in self.aliases.get(info.buffer, []) if o is not info]
         return not any(o.producer < info.producer or o.returned for o in others)
 
-    def _write_back(self, info: ValueInfo, tier: Tier) -> ValuePlan:
+    def _write_back(
+        self, info: ValueInfo, tier: Tier, compress: str | None = None
+    ) -> ValuePlan:
         """
         Stored after its producer, released after its last use or that of a
         value sharing its buffer (a view read later), returned as the copy.
@@ -343,7 +444,13 @@ class _Planner:
         assert info.buffer is not None
         aliases = self.aliases.get(info.buffer, [])
         uses = sorted({use for alias in (info, *aliases) for use in alias.uses})
-        return ValuePlan(replace(info, uses=uses), [], stored=True, write_back=tier)
+        return ValuePlan(
+            replace(info, uses=uses),
+            [],
+            stored=True,
+            write_back=tier,
+            compress=compress,
+        )
 
     def _clusters(self, info: ValueInfo) -> ValuePlan:
         """
@@ -355,17 +462,22 @@ class _Planner:
         """
         aliases = [] if info.buffer is None else self.aliases.get(info.buffer, [])
         views = [v for v in aliases if v is not info]
+        compress = self.compress_of(info)
         if views:
             uses = sorted({use for v in (info, *views) for use in v.uses})
             entry = Gap(-1, uses[0], uses[0], self.graph.time_between(-1, uses[0]))
             info = replace(info, uses=uses, gap_list=[entry])
-            return ValuePlan(info, [entry], stored=False, initially_out=True)
-        fetch = self.hw.link(info.tier).transfer_time(info.bytes, True)
+            return ValuePlan(
+                info, [entry], stored=False, initially_out=True, compress=compress
+            )
+        fetch = self.transfer_time(self.hw.link(info.tier), info, True, compress)
         split = max(self.options.min_gap_s, fetch)
         gaps = [
             g for g in info.gaps() if g.after < 0 or (g.ops > 0 and g.time_s >= split)
         ]
-        return ValuePlan(info, gaps, stored=False, initially_out=True)
+        return ValuePlan(
+            info, gaps, stored=False, initially_out=True, compress=compress
+        )
 
     def candidates(self, taken: set[int]) -> list[ValuePlan]:
         """
@@ -380,7 +492,7 @@ class _Planner:
         taken replaces the value's offloads (`merge_value_plans`).
         """
         options = self.options
-        link = self.hw.link(self.hw.offload_tier)
+        link = self.hw.link(self.default_tier())
         hidden: list[_Ranked] = []
         instead: list[_Ranked] = []  # recomputations instead of exposed transfers
         beyond: list[_Ranked] = []  # recomputations where the offload hides
@@ -401,12 +513,13 @@ class _Planner:
             busy = self.aliases_busy_until(info)
             if busy is None:
                 continue
-            round_trip = link.transfer_time(info.bytes, False) + link.transfer_time(
-                info.bytes, True
-            )
+            compress = self.compress_of(info)
+            round_trip = self.transfer_time(
+                link, info, False, compress
+            ) + self.transfer_time(link, info, True, compress)
             for gap in self.idle(info.gaps(), busy):
                 benefit = info.bytes * gap.time_s
-                offload = ValuePlan(info, [gap], stored=True)
+                offload = ValuePlan(info, [gap], stored=True, compress=compress)
                 hides = round_trip <= gap.time_s
                 (hidden if hides else exposed).append((benefit, benefit, offload))
             if options.recompute == "none":
@@ -436,6 +549,18 @@ class _Planner:
         if not options.offload:
             return cheap + [plan for *_, plan in recomputes]
         return cheap + [plan for *_, plan in hidden + recomputes + exposed]
+
+    def default_tier(self) -> Tier:
+        """The hardware's offload tier if `tiers` allows it, else the fastest allowed."""
+        allowed = [t for t in self.options.tiers if t in self.hw.links]
+        if not allowed:
+            raise PlanError(
+                f"hardware '{self.hw.name}' offers none of the tiers "
+                f"{', '.join(self.options.tiers)} (it has: {', '.join(self.hw.links)})"
+            )
+        if self.hw.offload_tier in allowed:
+            return self.hw.offload_tier
+        return min(allowed, key=lambda t: self.hw.link(t).transfer_time(1 << 20, True))
 
     def cheapest(self, recomputes: list[_Ranked]) -> list[ValuePlan]:
         """
@@ -508,7 +633,9 @@ class _Planner:
         ranked: list[tuple[float, float, float, ValuePlan]] = []
         for info in self.tagged_arguments():
             plan = self._clusters(info)
-            fetch = self.hw.link(info.tier).transfer_time(info.bytes, True)
+            fetch = self.transfer_time(
+                self.hw.link(info.tier), info, True, plan.compress
+            )
             windows = self.windows(
                 plan, [self.lead(gap.before, fetch) for gap in plan.gaps]
             )
@@ -611,15 +738,16 @@ class _Planner:
 
     def run(self) -> Plan:
         self.infeasible()
+        self.default_tier()  # raises if no tier allowed exists
         plan = Plan(peak_before=self.peak([]))
-        chosen = self.mandatory()
+        chosen = self.tiered(self.mandatory())
         peak = self.peak(chosen)
         if peak > self.options.target and self.options.optional:
             candidates = self.candidates(
                 {p.info.buffer for p in chosen if p.info.buffer is not None}
             )
             count, peak = self._smallest_prefix(chosen, candidates, peak)
-            chosen = chosen + self.merge(chosen, candidates[:count])
+            chosen = self.tiered(chosen + self.merge(chosen, candidates[:count]))
             plan.optional = count > 0
         plan.values, plan.peak_after = chosen, peak
         plan.met = peak <= self.options.target
@@ -640,7 +768,9 @@ class _Planner:
         low, high = 1, len(candidates)
         while low <= high:
             middle = (low + high) // 2
-            reached = self.peak(chosen + self.merge(chosen, candidates[:middle]))
+            reached = self.peak(
+                self.tiered(chosen + self.merge(chosen, candidates[:middle]))
+            )
             if reached <= self.options.target:
                 best, high = (middle, reached), middle - 1
             else:
@@ -674,6 +804,7 @@ def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
                 stored=False,
                 initially_out=True,
                 fetch_ops=plan.fetch_ops,
+                compress=plan.compress,
             )
         elif key in merged:
             merged[key].gaps += plan.gaps
@@ -685,6 +816,7 @@ def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
                 stored=not plan.recompute,
                 recompute=plan.recompute,
                 recipes=list(plan.recipes),
+                compress=None if plan.recompute else plan.compress,
             )
     for plan in merged.values():
         if plan.recipes:

@@ -7,7 +7,9 @@ before the op its plan names (`ValuePlan.fetch_op`), and the uses after each
 gap rewired to that gap's prefetch; a value computed again gets a clone of
 its producer right before the use after each gap instead (a plain upstream
 op: the program computes the same bits). A tagged argument left in its tier
-becomes a remote argument; one the plan keeps in HBM is tagged `hbm`.
+becomes a remote argument; one the plan keeps in HBM is tagged `hbm`. A plan
+that compresses (`ValuePlan.compress`) writes `{compress = "int8"}` on its
+store and prefetches.
 
 A plan that parks `%h` over its gap between ops 1 and 4 writes
 ```mlir
@@ -114,9 +116,11 @@ def _write_value(
     offload_tier: Tier,
 ) -> list[PrefetchOp]:
     """
-    Insert the store, detaches and prefetches of one value's plan; stores go
-    to `offload_tier`, or to the tier a written-back result names. Returns
-    the prefetches, one per gap.
+    Insert the store, detaches and prefetches of one value's plan; its copy
+    goes to the plan's tier (`ValuePlan.copy_tier`: the one chosen, else the
+    written-back result's or the argument's own, else `offload_tier`), and an
+    argument or result whose tier changed is tagged with it. Returns the
+    prefetches, one per gap.
     """
     info = plan.info
     end = len(placement.ops)
@@ -127,12 +131,15 @@ def _write_value(
         index = function.args.index(info.value)  # type: ignore[arg-type]
         tensor = info.value.type
         assert isinstance(tensor, TensorType)
-        remote = RemoteType(cast(TensorType[Attribute], tensor), info.tier)
+        tier = plan.copy_tier(offload_tier)
+        remote = RemoteType(cast(TensorType[Attribute], tensor), tier)
         function.replace_argument_type(index, remote, Rewriter())
+        if tier != info.tier:  # spilled: the caller finds it in `tier`
+            function.arg_attrs = _with_tier(function.arg_attrs, index, tier)
         handle: SSAValue = function.args[index]
         current = None
     else:
-        store = StoreOp(info.value, plan.write_back or offload_tier)
+        store = StoreOp(info.value, plan.copy_tier(offload_tier), plan.compress)
         if info.value.name_hint:
             store.handle.name_hint = f"{info.value.name_hint}_remote"
         placement.place_after(info.producer, store, first=True)
@@ -143,11 +150,16 @@ def _write_value(
         placement.place_after(last, DetachOp(info.value))
         assert isinstance(placement.ops[-1], ReturnOp)
         _rewire(uses, [(end - 1, handle)])
+        tier = plan.copy_tier(offload_tier)
+        if tier != plan.write_back:  # spilled: the caller finds it in `tier`
+            for position, result in enumerate(placement.ops[-1].operands):
+                if result is handle:
+                    function.res_attrs = _with_tier(function.res_attrs, position, tier)
         return []
     prefetches: list[PrefetchOp] = []
     for index, gap in enumerate(plan.gaps):
         fetch_at = plan.fetch_op(index, distance)
-        prefetch = PrefetchOp(handle)
+        prefetch = PrefetchOp(handle, plan.compress)
         if info.value.name_hint:
             prefetch.result.name_hint = info.value.name_hint
         if current is not None:
@@ -200,6 +212,18 @@ def _write_recomputations(plans: list[ValuePlan], placement: _Placement) -> None
                 readers.setdefault(result, []).append((at, cloned[result]))
     for value, clones in readers.items():
         _rewire(placement.uses_by_position(value), clones)
+
+
+def _with_tier(
+    attrs: ArrayAttr[DictionaryAttr] | None, index: int, tier: Tier
+) -> ArrayAttr[DictionaryAttr]:
+    """Argument or result attributes with entry `index` tagged as living in `tier`."""
+    assert attrs is not None  # a tagged argument or result has attributes
+    entries = list(attrs.data)
+    entries[index] = DictionaryAttr(
+        {**entries[index].data, TIER_ARG_ATTR: TierAttr(tier)}
+    )
+    return ArrayAttr(entries)
 
 
 def _place_in_hbm(function: FuncOp, placed: list[ValueInfo]) -> None:

@@ -7,6 +7,12 @@ figure with its source; a user file is given by path.
 hw = load_hardware("ascend-910c", hbm_capacity="32GB")
 hw.link("remote").transfer_time(1 << 30, to_device=True)  # latency + bytes / bandwidth
 ```
+
+A link may be staged through another (`staged_through = "host"`: an NVMe
+drive read into host memory and copied from there, as ZeRO-Infinity and
+FlexGen do): the loaded link then runs at the lower of its own and the host
+link's bandwidth, with both latencies, and the simulator also occupies the
+host link while it runs (`hyperoffload.sim.simulator`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ class Link:
     latency_s: float
     duplex_efficiency: float = 1.0
     """Fraction of each direction's bandwidth left while the other direction is busy."""
+    staged_through: Tier | None = None
+    """The tier whose link every transfer also crosses (an SSD read through host memory)."""
 
     def transfer_time(
         self, nbytes: int, to_device: bool, duplex: bool = False
@@ -89,8 +97,14 @@ class Hardware:
 
     @property
     def offload_tier(self) -> Tier:
-        """Where offloaded data goes by default: `remote` if present, else the first tier."""
-        return Tier.REMOTE if Tier.REMOTE in self.links else next(iter(self.links))
+        """
+        Where offloaded data goes by default: `remote` if present, else the
+        first tier not staged through another (else the first tier).
+        """
+        if Tier.REMOTE in self.links:
+            return Tier.REMOTE
+        direct = [t for t, link in self.links.items() if link.staged_through is None]
+        return (direct or list(self.links))[0]
 
 
 def preset_names() -> list[str]:
@@ -98,7 +112,26 @@ def preset_names() -> list[str]:
 
 
 def load_hardware(name_or_path: str, hbm_capacity: int | str | None = None) -> Hardware:
-    """A preset by name, or a TOML file by path (same format as the presets)."""
+    """
+    A preset by name, or a TOML file by path (same format as the presets; a
+    file with `base = "h200-pcie5"` starts from that preset or file, its own
+    tables overriding the base's key by key).
+    """
+    path, data = _read(name_or_path)
+    try:
+        hardware = _from_dict(path.stem, data)
+    except (KeyError, TypeError, ValueError) as err:
+        raise HardwareError(
+            f"{path}: malformed hardware file: {_describe(err)}"
+        ) from None
+    try:
+        return hardware.with_hbm_capacity(hbm_capacity)
+    except ValueError as err:
+        raise HardwareError(f"bad HBM capacity: {err}") from None
+
+
+def _read(name_or_path: str, depth: int = 0) -> tuple[Path, dict[str, Any]]:
+    """The file of a preset or path and its tables, its `base` merged in."""
     path = Path(name_or_path)
     if not path.suffix:
         path = PRESET_DIR / f"{name_or_path}.toml"
@@ -111,16 +144,31 @@ def load_hardware(name_or_path: str, hbm_capacity: int | str | None = None) -> H
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise HardwareError(f"{path}: {err}") from None
-    try:
-        hardware = _from_dict(path.stem, data)
-    except (KeyError, TypeError, ValueError) as err:
+    base = data.pop("base", None)
+    if base is None:
+        return path, data
+    if not isinstance(base, str) or depth >= 4:
         raise HardwareError(
-            f"{path}: malformed hardware file: {_describe(err)}"
-        ) from None
-    try:
-        return hardware.with_hbm_capacity(hbm_capacity)
-    except ValueError as err:
-        raise HardwareError(f"bad HBM capacity: {err}") from None
+            f"{path}: base = {base!r}: expected a preset or a .toml file "
+            "(at most four bases deep)"
+        )
+    if Path(base).suffix and not Path(base).is_absolute():
+        base = str(path.parent / base)
+    return path, _merged(_read(base, depth + 1)[1], data)
+
+
+def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`base` with the keys of `over` replacing its own, table by table."""
+    merged = dict(base)
+    for key, value in over.items():
+        inherited = merged.get(key)
+        if isinstance(value, dict) and isinstance(inherited, dict):
+            merged[key] = _merged(
+                cast(dict[str, Any], inherited), cast(dict[str, Any], value)
+            )
+        else:
+            merged[key] = value
+    return merged
 
 
 def _describe(err: Exception) -> str:
@@ -158,6 +206,13 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
     }
     if not links:
         raise ValueError("no [tiers.*] table: a device needs a tier to offload to")
+    staged = {t: s["staged_through"] for t, s in specs.items() if "staged_through" in s}
+    for tier, through in staged.items():
+        if through in staged:
+            raise ValueError(
+                f"[tiers.{tier}] is staged through '{through}', which is staged itself"
+            )
+        links[tier] = _staged(links[tier], through, links)
     peak: dict[str, float] = {}
     for dtype, flops in _table(device, "peak_flops", "device.peak_flops").items():
         if (
@@ -186,6 +241,32 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
         ),
         op_overhead_s=parse_duration(device.get("op_overhead", 0)),
         links=links,
+    )
+
+
+def _staged(link: Link, through: object, links: dict[Tier, Link]) -> Link:
+    """
+    `link` staged through the link of tier `through`: at the lower of the
+    two bandwidths each way, after both latencies.
+
+    ```python
+    _staged(ssd, "host", links).bandwidth_to_device  # min(drive, host link)
+    ```
+    """
+    if through not in links or through == link.tier:
+        raise ValueError(
+            f"[tiers.{link.tier}] staged_through = {through!r}: expected another "
+            f"tier of this file ({', '.join(t for t in links if t != link.tier)})"
+        )
+    host = links[Tier(cast(str, through))]
+    return replace(
+        link,
+        bandwidth_to_device=min(link.bandwidth_to_device, host.bandwidth_to_device),
+        bandwidth_from_device=min(
+            link.bandwidth_from_device, host.bandwidth_from_device
+        ),
+        latency_s=link.latency_s + host.latency_s,
+        staged_through=host.tier,
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from hyperoffload.sim.compression import Compressed
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import (
     Buffer,
@@ -35,6 +36,10 @@ class Move:
     resident before the gap), fetch it before step `fetch` and wait for the
     fetch before step `use` (the number of steps: before the function ends).
     With `wait_store`, the compute stream waits for the store after that step.
+    With `compressed`, its store and fetch move the compressed bytes and run
+    their codec on the compute stream. `tier`: where the copy lives (None:
+    the buffer's home, or the hardware's offload tier); a buffer's first move
+    decides.
     """
 
     buffer: int
@@ -43,6 +48,8 @@ class Move:
     fetch: int
     use: int
     wait_store: int | None = None
+    compressed: Compressed | None = None
+    tier: Tier | None = None
 
 
 @dataclass(frozen=True)
@@ -81,9 +88,10 @@ def apply_moves(
     copies: dict[int, int] = {}  # device buffer -> its copy outside HBM
     stores: dict[int, int] = {}  # device buffer -> the transfer storing it
 
-    def copy_of(device: Buffer) -> Buffer:
+    def copy_of(device: Buffer, tier: Tier | None) -> Buffer:
         if device.id not in copies:
-            tier = device.home if device.home != Tier.HBM else hardware.offload_tier
+            if tier is None:
+                tier = device.home if device.home != Tier.HBM else hardware.offload_tier
             initial = device.home != Tier.HBM and device.initial
             name = f"{device.name} ({tier})"
             buffers.append(
@@ -92,21 +100,31 @@ def apply_moves(
             copies[device.id] = len(buffers) - 1
         return buffers[copies[device.id]]
 
-    def transfer(source: Buffer, dest: Buffer, link: Tier, to_device: bool) -> Transfer:
+    def transfer(
+        source: Buffer,
+        dest: Buffer,
+        link: Tier,
+        to_device: bool,
+        compressed: Compressed | None,
+    ) -> Transfer:
         nonlocal transfers
         transfers += 1
-        return Transfer(
+        step = Transfer(
             transfers - 1, source.id, dest.id, source.bytes, link, to_device
         )
+        if compressed is not None:
+            step.bytes, step.codec_s = compressed.bytes, compressed.codec_s
+            step.compress = compressed.scheme.value
+        return step
 
     for move in moves:
         device = buffers[move.buffer]
         stored = move.buffer in copies
-        copy = copy_of(device)
+        copy = copy_of(device, move.tier)
         if move.release is None:
             device.initial = False
         if not stored and not copy.initial and move.store_after is not None:
-            store = transfer(device, copy, copy.tier, to_device=False)
+            store = transfer(device, copy, copy.tier, False, move.compressed)
             stores[move.buffer] = store.id
             after.setdefault(move.store_after, []).append((0, store))
         if move.wait_store is not None and move.buffer in stores:
@@ -114,7 +132,7 @@ def apply_moves(
             after.setdefault(move.wait_store, []).append((1, wait))
         if move.release is not None:
             after.setdefault(move.release, []).append((2, Free(move.buffer)))
-        fetch = transfer(copy, device, copy.tier, to_device=True)
+        fetch = transfer(copy, device, copy.tier, True, move.compressed)
         before.setdefault(move.fetch, []).append((0, fetch))
         before.setdefault(move.use, []).append((2, Wait(fetch.id)))
     for recompute in recomputes:

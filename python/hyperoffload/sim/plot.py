@@ -6,6 +6,7 @@ transfer intervals of each copy stream underneath.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.outputs import replaced
@@ -59,3 +60,37 @@ def write_plot(runs: list[tuple[str, SimResult]], path: Path, title: str) -> Non
     with replaced(path) as partial:
         figure.savefig(str(partial), dpi=110)  # pyright: ignore[reportUnknownMemberType]
     plt.close(figure)
+
+
+def write_peak_per_token_plot(
+    runs: list[tuple[str, list[int]]], path: Path, title: str, capacity: int | None
+) -> None:
+    """The HBM peak of each decode call against the tokens generated, per policy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    figure, axis = cast(tuple[Any, Any], plt.subplots(figsize=(8, 4.5)))
+    largest = max((max(p, default=0) for _, p in runs), default=0)
+    scale, unit = (
+        (1e9, "GB")
+        if largest >= 1e9
+        else (1e6, "MB")
+        if largest >= 1e6
+        else (1e3, "KB")
+    )
+    for label, peaks in runs:
+        tokens = range(1, len(peaks) + 1)
+        axis.step(tokens, [p / scale for p in peaks], where="post", label=label)
+    if capacity is not None and capacity < 4 * largest:
+        axis.axhline(
+            capacity / scale, color="red", linestyle="--", label="HBM capacity"
+        )
+    axis.set_xlabel("tokens generated")
+    axis.set_ylabel(f"peak HBM of the call ({unit})")
+    axis.set_title(title)
+    axis.legend(fontsize="small")
+    figure.tight_layout()
+    with replaced(path) as partial:
+        figure.savefig(str(partial), dpi=110)  # pyright: ignore[reportUnknownMemberType]

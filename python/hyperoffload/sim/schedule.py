@@ -6,7 +6,9 @@ steps of its compute stream:
 - `compute`: an op with its cost; allocates its outputs when it starts and
   frees the buffers whose last use it is when it ends;
 - `transfer`: starts an asynchronous copy on a link (to or from the device);
-  a copy to the device allocates its destination when issued;
+  a copy to the device allocates its destination when issued; a compressed
+  one moves its compressed bytes and runs its codec on the compute stream
+  (quantise before a copy out, dequantise when a copy in is waited for);
 - `wait`: blocks the compute stream until a transfer is complete;
 - `free`: releases a device buffer (once the transfers reading it finish).
 
@@ -23,7 +25,9 @@ from typing import Any, Literal, cast, get_args
 
 from hyperoffload.support.tiers import Tier
 
-SCHEDULE_VERSION = 1
+SCHEDULE_VERSION = 2
+"""Version 2 added the optional `compress` and `codec_s` of transfers."""
+READABLE_VERSIONS = (1, 2)
 
 BufferKind = Literal["argument", "constant", "activation", "prefetched", "copy"]
 
@@ -63,9 +67,17 @@ class Transfer:
     source: int
     dest: int
     bytes: int
+    """Bytes on the link (compressed, for a compressed transfer)."""
     link: Tier
     to_device: bool
     kind: Literal["transfer"] = "transfer"
+    compress: str | None = None
+    """The compression scheme (`int8`), if the copy is compressed."""
+    codec_s: float = 0.0
+    """
+    Compute-stream time of its codec: quantising before a copy from the
+    device, dequantising once a copy to the device is waited for.
+    """
 
 
 @dataclass
@@ -115,7 +127,7 @@ class Schedule:
             "function": self.function,
             "forward_end": self.forward_end,
             "buffers": [asdict(b) for b in self.buffers],
-            "steps": [asdict(s) for s in self.steps],
+            "steps": [_step_json(s) for s in self.steps],
         }
 
     def dumps(self) -> str:
@@ -131,10 +143,11 @@ class Schedule:
         if not isinstance(data, dict):
             raise ValueError(f"expected an object, not {_json_type(data)}")
         data = cast(dict[str, Any], data)
-        if data.get("version") != SCHEDULE_VERSION:
+        version = data.get("version")
+        if version not in READABLE_VERSIONS:
             raise ValueError(
-                f"unsupported schedule version {data.get('version')!r} "
-                f"(expected {SCHEDULE_VERSION})"
+                f"unsupported schedule version {version!r} "
+                f"(expected one of {', '.join(map(str, READABLE_VERSIONS))})"
             )
         raw_buffers: list[Any] = _field(data, "buffers", list, "schedule")
         buffers = [_buffer(raw, index) for index, raw in enumerate(raw_buffers)]
@@ -178,6 +191,14 @@ class Schedule:
 
 
 _BUFFER_KINDS: tuple[str, ...] = get_args(BufferKind)
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    """A step's JSON object; an uncompressed transfer leaves out `compress` and `codec_s`."""
+    fields_ = asdict(step)
+    if isinstance(step, Transfer) and step.compress is None:
+        del fields_["compress"], fields_["codec_s"]
+    return fields_
 
 
 def _json_type(value: object) -> str:
@@ -311,6 +332,11 @@ def _step(raw: object, index: int, buffers: int) -> Step:
             frees=_buffer_ids(fields_, "frees", buffers, where),
         )
     if kind == "transfer":
+        compress = fields_.get("compress")
+        if compress is not None and not isinstance(compress, str):
+            raise ValueError(
+                f"{where}: 'compress' must be a string or null, not {_json_type(compress)}"
+            )
         return Transfer(
             id=_count(fields_, "id", where),
             source=_buffer_id(fields_.get("source"), buffers, f"{where}: 'source'"),
@@ -318,6 +344,8 @@ def _step(raw: object, index: int, buffers: int) -> Step:
             bytes=_count(fields_, "bytes", where),
             link=_tier(fields_, "link", where),
             to_device=_field(fields_, "to_device", bool, where),
+            compress=compress,
+            codec_s=_number(fields_, "codec_s", where) if "codec_s" in fields_ else 0.0,
         )
     if kind == "wait":
         return Wait(transfer=_count(fields_, "transfer", where))

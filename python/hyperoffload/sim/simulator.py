@@ -6,12 +6,20 @@ stream that runs its transfers first come, first served. A link is full
 duplex, but a transfer that starts while the opposite direction of its link
 is busy runs at `duplex_efficiency` of its bandwidth (an approximation: the
 rate is decided when the transfer starts and kept to its end, and the
-transfer already running in the other direction keeps its rate). A compute
+transfer already running in the other direction keeps its rate). A
+transfer on a link staged through another (`ssd` through `host`) also queues
+its bytes on that link's stream in the same direction, for `bytes /
+bandwidth` of it from its start, and ends when both legs have (an
+approximation: the drive's chunks pipelined through host memory, their host
+leg taken in one piece). A compute
 step waits for nothing but explicit `wait` steps and for memory: an
 allocation that does not fit stalls until pending frees make room (a free
 waits for the transfers reading its buffer), and when nothing is pending the
 run records an out-of-memory and goes on with the capacity exceeded, so that
-its peak is still reported.
+its peak is still reported. A compressed transfer moves its compressed
+bytes; its codec runs on the compute stream (`Transfer.codec_s`): the
+quantisation right before a copy from the device is queued, the
+dequantisation right after the wait for a copy to the device.
 
 With a `Runtime` the interpreter is a runtime cache instead (see
 `hyperoffload.sim.policies`): a read of a buffer that is not resident fetches it
@@ -149,6 +157,7 @@ class _Run:
         self.copy_ready: dict[int, float] = {}  # copy buffer -> when its data is there
         self.has_copy: set[int] = set()  # device buffers with a copy in another tier
         self.transfer_end: dict[int, float] = {}
+        self.decode: dict[int, tuple[float, str]] = {}  # transfer -> its dequantisation
         self.stream_free: dict[tuple[str, bool], float] = {}
         self.stream_bytes: dict[tuple[str, bool], int] = {}
         self.step_index = -1
@@ -358,15 +367,22 @@ class _Run:
         to_device: bool,
         name: str,
         not_before: float = 0.0,
+        nbytes: int | None = None,
     ) -> float:
-        """Queue a copy of `buffer` on its stream; return when it completes."""
-        nbytes = self.buffers[buffer].bytes
+        """
+        Queue a copy of `buffer` (`nbytes` on the link: by default the
+        buffer's size) on its stream; return when it completes.
+        """
+        nbytes = self.buffers[buffer].bytes if nbytes is None else nbytes
         stream = (link, to_device)
         start = max(self.now, self.stream_free.get(stream, 0.0), not_before)
         duplex = self.stream_free.get((link, not to_device), 0.0) > start
         end = start + self.hw.link(link).transfer_time(nbytes, to_device, duplex)
         self.stream_free[stream] = end
         self.stream_bytes[stream] = self.stream_bytes.get(stream, 0) + nbytes
+        staged = self.hw.link(link).staged_through
+        if staged is not None:
+            end = max(end, self._host_leg(staged, to_device, nbytes, start, name))
         self.result.transfers += 1
         if to_device:
             self.result.bytes_to_device += nbytes
@@ -377,6 +393,29 @@ class _Run:
             direction = "to device" if to_device else "from device"
             self.result.intervals.append(
                 Interval(start, end, name, f"{link} {direction}", nbytes)
+            )
+        return end
+
+    def _host_leg(
+        self, link: str, to_device: bool, nbytes: int, start: float, name: str
+    ) -> float:
+        """
+        The leg of a staged transfer (an SSD read through host memory) on the
+        link it is staged through: its bytes queue on that link's stream in
+        the same direction from `start`, for `bytes / bandwidth` of it; returns
+        when the leg ends.
+        """
+        stream = (link, to_device)
+        begin = max(start, self.stream_free.get(stream, 0.0))
+        duplex = self.stream_free.get((link, not to_device), 0.0) > begin
+        host = self.hw.link(link)
+        end = begin + host.transfer_time(nbytes, to_device, duplex) - host.latency_s
+        self.stream_free[stream] = end
+        self.stream_bytes[stream] = self.stream_bytes.get(stream, 0) + nbytes
+        if self.record:
+            direction = "to device" if to_device else "from device"
+            self.result.intervals.append(
+                Interval(begin, end, f"{name} (staged)", f"{link} {direction}", nbytes)
             )
         return end
 
@@ -461,18 +500,30 @@ class _Run:
             name = self.buffers[step.dest].name
             ready = self.copy_ready.get(step.source, 0.0)
             end = self._start_transfer(
-                step.dest, step.link, True, name, not_before=ready
+                step.dest, step.link, True, name, ready, step.bytes
             )
+            if step.codec_s > 0:
+                self.decode[step.id] = (step.codec_s, f"dequantize {name}")
         else:
+            name = self.buffers[step.source].name
             if step.source not in self.resident:
-                raise SimulationError(
-                    f"store of {self.buffers[step.source].name}, which is not resident in HBM"
-                )
+                raise SimulationError(f"store of {name}, which is not resident in HBM")
+            self._codec(step.codec_s, f"quantize {name}")
             end = self._start_transfer(
-                step.source, step.link, False, self.buffers[step.source].name
+                step.source, step.link, False, name, nbytes=step.bytes
             )
             self.copy_ready[step.dest] = end
         self.transfer_end[step.id] = end
+
+    def _codec(self, time_s: float, name: str) -> None:
+        """Run a transfer's (de)quantisation kernel on the compute stream."""
+        if time_s <= 0:
+            return
+        start = self.now
+        self.now += time_s
+        self.result.compute_s += time_s
+        if self.record:
+            self.result.intervals.append(Interval(start, self.now, name, "compute"))
 
     def _wait(self, step: Wait) -> None:
         end = self.transfer_end.get(step.transfer)
@@ -482,6 +533,8 @@ class _Run:
                 "which no earlier step started"
             )
         self.now = max(self.now, end)
+        if step.transfer in self.decode:
+            self._codec(*self.decode.pop(step.transfer))
 
     def _free_step(self, step: Free) -> None:
         if step.buffer not in self.resident:

@@ -25,6 +25,7 @@ PRESETS = [
     "gh200-c2c",
     "h100-pcie5",
     "h200-pcie5",
+    "h200-pcie5-host4gib",
 ]
 
 DEVICE = """
@@ -52,6 +53,16 @@ duplex_efficiency = 0.5
 """
 
 
+SSD = """
+[tiers.ssd]
+capacity = "4TB"
+bandwidth_to_device = "80GB/s"
+bandwidth_from_device = "5GB/s"
+latency = "20us"
+staged_through = "host"
+"""
+
+
 def write(tmp_path: Path, text: str, name: str = "device.toml") -> str:
     path = tmp_path / name
     path.write_text(text)
@@ -75,12 +86,12 @@ def test_every_preset_loads(name: str):
 
 def test_a_preset_by_name():
     # ascend-910c.toml: 64 GB of HBM at 1.6 TB/s; bf16 376 TFLOP/s; a remote
-    # pool at 33.6 GB/s each way and 10 us, and host memory.
+    # pool at 33.6 GB/s each way and 10 us, host memory and an NVMe drive.
     hardware = load_hardware("ascend-910c")
     assert hardware.hbm_capacity == 64 * 10**9
     assert hardware.hbm_bandwidth == pytest.approx(1.6e12)
     assert hardware.peak("bf16") == pytest.approx(376e12)
-    assert sorted(hardware.links) == ["host", "remote"]
+    assert sorted(hardware.links) == ["host", "remote", "ssd"]
     assert hardware.offload_tier == "remote"
     remote = hardware.link("remote")
     assert remote.bandwidth_to_device == pytest.approx(33.6e9)
@@ -88,9 +99,10 @@ def test_a_preset_by_name():
 
 
 def test_a_gpu_preset_offloads_to_host_memory():
-    # h100-pcie5.toml has no remote pool: only [tiers.host]
+    # h100-pcie5.toml has no remote pool: [tiers.host], and an NVMe drive
+    # staged through it (never the default tier)
     hardware = load_hardware("h100-pcie5")
-    assert list(hardware.links) == ["host"]
+    assert list(hardware.links) == ["host", "ssd"]
     assert hardware.offload_tier == "host"
 
 
@@ -164,8 +176,27 @@ def test_a_missing_file_names_its_path(tmp_path: Path):
             r"invalid rate '1\.5TB'",
         ),
         ("[device", r"device\.toml: "),
+        (
+            DEVICE + HOST + SSD.replace('"host"', '"remote"'),
+            r"\[tiers\.ssd\] staged_through = 'remote': expected another tier",
+        ),
+        (
+            DEVICE
+            + HOST.replace("[tiers.host]", '[tiers.host]\nstaged_through = "ssd"')
+            + SSD,
+            r"\[tiers\.(host|ssd)\] is staged through '(ssd|host)', which is staged",
+        ),
     ],
-    ids=["no-tier", "unknown-tier", "fraction", "peak", "rate", "syntax"],
+    ids=[
+        "no-tier",
+        "unknown-tier",
+        "fraction",
+        "peak",
+        "rate",
+        "syntax",
+        "staged-nowhere",
+        "staged-twice",
+    ],
 )
 def test_a_malformed_file_is_a_located_error(tmp_path: Path, text: str, message: str):
     path = write(tmp_path, text)
@@ -224,10 +255,10 @@ def test_a_busy_other_direction_slows_a_transfer_by_the_duplex_efficiency():
 
 
 def test_an_unknown_tier_names_the_tiers_there_are():
-    hardware = load_hardware("ascend-910c")
+    hardware = load_hardware("ascend-910b")
     with pytest.raises(
         HardwareError,
-        match=r"hardware 'ascend-910c' has no 'ssd' tier \(it has: remote, host\)",
+        match=r"hardware 'ascend-910b' has no 'ssd' tier \(it has: host\)",
     ):
         hardware.link("ssd")
 
@@ -238,3 +269,53 @@ def test_peak_falls_back_to_f32_then_to_the_slowest(tmp_path: Path):
     no_f32 = DEVICE.replace("f32 = 1e12", "f8 = 16e12") + HOST
     hardware = load_hardware(write(tmp_path, no_f32))
     assert hardware.peak("f16") == 4e12  # no f32 either: the slowest (bf16)
+
+
+def test_a_staged_link_runs_at_the_slower_of_its_legs(tmp_path: Path):
+    # The drive reads at 80 GB/s and writes at 5 GB/s; the host link it is
+    # staged through runs 50 GB/s in, 25 GB/s out. In: min(80, 50) = 50 GB/s;
+    # out: min(5, 25) = 5 GB/s; latency 20 us + the host link's 5 us.
+    hardware = load_hardware(write(tmp_path, DEVICE + HOST + SSD))
+    ssd = hardware.link("ssd")
+    assert ssd.staged_through == "host"
+    assert ssd.bandwidth_to_device == pytest.approx(50e9)
+    assert ssd.bandwidth_from_device == pytest.approx(5e9)
+    assert ssd.latency_s == pytest.approx(25e-6)
+    assert hardware.offload_tier == "host"  # a staged tier is never the default
+
+
+@pytest.mark.parametrize(
+    "name", ["a100-pcie4", "ascend-910c", "gh200-c2c", "h100-pcie5", "h200-pcie5"]
+)
+def test_the_presets_offer_an_nvme_drive_through_host_memory(name: str):
+    # Samsung 990 PRO: 7.45 GB/s read, 6.9 GB/s write, below every host link
+    ssd = load_hardware(name).link("ssd")
+    assert ssd.staged_through == "host"
+    assert ssd.bandwidth_to_device == pytest.approx(7.45e9)
+    assert ssd.bandwidth_from_device == pytest.approx(6.9e9)
+    assert ssd.capacity == 4 * 10**12
+
+
+def test_a_file_with_a_base_overrides_its_keys(tmp_path: Path):
+    base = write(tmp_path, DEVICE + HOST, "base.toml")
+    text = f'base = "{Path(base).name}"\n[tiers.host]\ncapacity = "4GiB"\n'
+    hardware = load_hardware(write(tmp_path, text, "small.toml"))
+    assert hardware.name == "small"
+    host = hardware.link("host")
+    assert host.capacity == 4 * 2**30  # its own
+    assert host.bandwidth_to_device == pytest.approx(50e9)  # the base's
+    assert hardware.hbm_capacity == 2 * 2**30
+
+
+def test_the_small_host_preset_is_h200_with_vllms_swap_space():
+    small, h200 = load_hardware("h200-pcie5-host4gib"), load_hardware("h200-pcie5")
+    assert small.link("host").capacity == 4 * 2**30
+    assert small.link("ssd") == h200.link("ssd")
+    assert small.hbm_capacity == h200.hbm_capacity
+    assert small.peak_flops == h200.peak_flops
+
+
+def test_a_missing_base_is_an_error(tmp_path: Path):
+    path = write(tmp_path, 'base = "no-such-preset"\n')
+    with pytest.raises(HardwareError, match="unknown hardware 'no-such-preset'"):
+        load_hardware(path)

@@ -312,3 +312,38 @@ def test_a_schedule_survives_json(ctx: Context, hardware: Hardware) -> None:
     assert simulate(again, hardware).makespan_s == pytest.approx(13.312 * US)
     with pytest.raises(ValueError, match="unsupported schedule version"):
         Schedule.loads('{"version": 7}')
+
+
+STAGED = """
+func.func @f(%x: tensor<256xf32>,
+             %s: !hyperoffload.remote<tensor<256xf32>, ssd> {hyperoffload.tier = #hyperoffload.tier<ssd>},
+             %h: !hyperoffload.remote<tensor<256xf32>, host> {hyperoffload.tier = #hyperoffload.tier<host>}) -> tensor<256xf32> {
+  %sd = hyperoffload.prefetch %s : !hyperoffload.remote<tensor<256xf32>, ssd> -> tensor<256xf32>
+  %hd = hyperoffload.prefetch %h : !hyperoffload.remote<tensor<256xf32>, host> -> tensor<256xf32>
+  %a = arith.addf %x, %hd : tensor<256xf32>
+  %b = arith.addf %a, %sd : tensor<256xf32>
+  func.return %b : tensor<256xf32>
+}"""
+
+
+def test_an_ssd_transfer_also_occupies_the_host_link(ctx: Context) -> None:
+    # inputs/round-tiers.toml: host 500 MB/s, ssd 100 MB/s staged through it.
+    # The ssd fetch of 1024 B runs 0 -> 10.24 us; its host leg takes the host
+    # link's stream 0 -> 2.048 us, so the host fetch queued behind it runs
+    # 2.048 -> 4.096 us (not 0 -> 2.048). %a waits for it and runs 3.072 us
+    # (-> 7.168 us); %b waits for the ssd fetch (10.24 us), ends at 13.312 us.
+    # Bound: the host link carries both fetches (2048 B: 4.096 us), the drive
+    # one (10.24 us); compute 6.144 us.
+    tiers = load_hardware(
+        str(Path(__file__).parents[2] / "inputs" / "round-tiers.toml")
+    )
+    result = run(ctx, tiers, STAGED, "plan")
+    assert result.makespan_s == pytest.approx(13.312 * US)
+    assert result.bound_time_s == pytest.approx(10.24 * US)
+    host = [i for i in result.intervals if i.track == "host to device"]
+    assert [(i.start / US, i.end / US) for i in host] == [
+        pytest.approx((0.0, 2.048)),
+        pytest.approx((2.048, 4.096)),
+    ]
+    assert result.transfers == 2
+    assert result.bytes_to_device == 2048

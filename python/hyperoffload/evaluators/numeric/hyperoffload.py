@@ -7,14 +7,34 @@ copy, so that a later read of it is an error.
 %v = hyperoffload.prefetch %w : !hyperoffload.remote<tensor<4xf32>> -> tensor<4xf32>
 hyperoffload.detach %v : tensor<4xf32>    // a read of %v after this fails
 ```
+
+A compressed transfer is lossy (`hyperoffload.support.quantize`): a store
+with `compress` keeps the tensor rounded through the quantiser as its remote
+copy; a prefetch with `compress` of an argument (the caller's compressed
+copy) rounds it there; a prefetch of a compressed store's copy reads it as
+stored.
+
+```mlir
+%h = hyperoffload.store %k {compress = "int8"} : tensor<2x64xf32> -> !hyperoffload.remote<tensor<2x64xf32>>
+%k2 = hyperoffload.prefetch %h {compress = "int8"} : ...   // %k, per-row INT8: |error| <= absmax / 254
+```
 """
 
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.dialects.residency import describe
-from hyperoffload.evaluators.numeric.core import error
+from hyperoffload.evaluators.numeric.core import Value, coerce, error
 from hyperoffload.evaluators.numeric.frame import Frame
+from hyperoffload.support.quantize import Compression, round_trip
 
 OffloadOp = PrefetchOp | StoreOp | DetachOp
+
+
+def _compressed(op: PrefetchOp | StoreOp, value: Value) -> Value:
+    """`value` as the compressed copy of `op` gives it back (itself, uncompressed)."""
+    if op.compress is None:
+        return value.copy()
+    moved = op.result if isinstance(op, PrefetchOp) else op.handle
+    return coerce(round_trip(value, Compression(op.compress.data)), moved.type)
 
 
 def run_offload_op(frame: Frame, op: OffloadOp) -> None:
@@ -24,9 +44,13 @@ def run_offload_op(frame: Frame, op: OffloadOp) -> None:
             raise error(
                 op, f"prefetch of {describe(op.source)}, which holds no remote copy"
             )
-        frame.device[op.result] = frame.remote[op.source].copy()
+        copy = frame.remote[op.source]
+        if isinstance(op.source.owner, StoreOp):  # compressed (or not) when stored
+            frame.device[op.result] = copy.copy()
+        else:  # the caller's copy, compressed with the prefetch's scheme
+            frame.device[op.result] = _compressed(op, copy)
     elif isinstance(op, StoreOp):
-        frame.remote[op.handle] = frame.read(op, op.value).copy()
+        frame.remote[op.handle] = _compressed(op, frame.read(op, op.value))
     else:
         if op.value not in frame.device:
             raise error(

@@ -9,6 +9,8 @@ the residency semantics of the `hyperoffload` dialect made real:
   that reads the tensor (a view of it passes the wait on to its readers);
 - `store` copies a device tensor out on the other stream of the link, once
   the compute stream has produced it;
+- a compressed `store` or `prefetch` (`compress = "int8"`) is rejected
+  with a located error: the executor does not run the codec;
 - `detach` drops the device tensor, and a value is dropped after its last
   use; its memory is freed once no value and no copy in flight uses it;
 - every other op runs as torch operations (`arith`, `math`, `tensor`,
@@ -298,6 +300,14 @@ def execute(
     live = Liveness.of(func_op)
     structured = [analyse(op) for op in live.ops]
     for op, analysed in zip(live.ops, structured, strict=True):
+        if isinstance(op, PrefetchOp | StoreOp) and op.compress is not None:
+            scheme = f'compress = "{op.compress.data}"'
+            raise error(
+                op,
+                f"'{op.name}' with {scheme} (a compressed transfer) is not "
+                "supported by the torch executor; plan without compress-kv (the "
+                "numpy evaluator and the ExecutionEngine run it)",
+            )
         unsupported = _unsupported(op, analysed)
         if unsupported is not None:
             raise error(
