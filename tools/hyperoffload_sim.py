@@ -162,6 +162,13 @@ def _load(
     return planned, stripped, module
 
 
+def _json(reports: list[dict[str, Any]]) -> str:
+    """One report as an object, several as `{"results": [...]}`."""
+    return json.dumps(
+        reports[0] if len(reports) == 1 else {"results": reports}, indent=1
+    )
+
+
 def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
     """`--generate N`: the decode step called N times under each policy."""
     from hyperoffload.analysis.kv_cache import decode_step
@@ -201,11 +208,7 @@ def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
         reports.append(result.report() | {"hardware": hardware.name})
         runs.append((policy, result.peak_per_token))
     if options.json:
-        print(
-            json.dumps(
-                reports[0] if len(reports) == 1 else {"results": reports}, indent=1
-            )
-        )
+        print(_json(reports))
     else:
         print(format_generation_table(reports))
     if options.plot:
@@ -260,11 +263,7 @@ def _run(args: Sequence[str] | None) -> int:
         for report in reports:
             report["outputs_match_reference"] = match
     if options.json:
-        print(
-            json.dumps(
-                reports[0] if len(reports) == 1 else {"results": reports}, indent=1
-            )
-        )
+        print(_json(reports))
     else:
         print(format_table(reports))
         if options.execute:

@@ -67,6 +67,11 @@ def _write_scatter(
     axis.set_xlabel(xlabel)
     axis.set_ylabel("peak HBM (GB)")
     axis.set_title(title, fontsize="medium")
+    _save(plt, figure, axis, path)
+
+
+def _save(plt: Any, figure: Any, axis: Any, path: Path) -> None:
+    """The legend, then the PNG written into place."""
     axis.legend(fontsize="small")
     figure.tight_layout()
     with replaced(path) as partial:
@@ -135,8 +140,4 @@ def write_kv_throughput_plot(
     axis.set_xlabel("KV cache in HBM at the peak (GB)")
     axis.set_ylabel("tokens/s")
     axis.set_title(title, fontsize="medium")
-    axis.legend(fontsize="small")
-    figure.tight_layout()
-    with replaced(path) as partial:
-        figure.savefig(str(partial), dpi=90)
-    plt.close(figure)
+    _save(plt, figure, axis, path)

@@ -63,6 +63,23 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             ("ascend-910c", "h200-pcie5"),
             paper="longest sequence 1024 (HBM only) / 4096 (runtime offload) / 8192 (HyperOffload)",
         ),
+        LongestSequence(
+            "llama-65b-inference-blocked",
+            "LLaMA-65B prefill with block-wise attention (65536-token blocks, each block's KV its own result), longest prompt in HBM",
+            Export(
+                "llama-65b",
+                "prefill",
+                seq=32768,
+                dtype="f16",
+                attention="blocked",
+                kv_block=65536,
+            ),
+            "seq",
+            (8192, 32768, 131072),
+            32768,
+            ("ascend-910c",),
+            paper="longest sequence 1024 (HBM only) / 4096 (runtime offload) / 8192 (HyperOffload)",
+        ),
         PeakAtSlowdown(
             "deepseek-v3-moe-layer",
             "DeepSeek-V3 prefill, one MoE layer (256 experts top-8 + 1 shared, seq 2048, bf16)",

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Literal, NamedTuple
 
+from hyperoffload.support.kv_blocks import blocks_read
+
 Family = Literal["llama", "gpt", "moe"]
 
 AttentionKind = Literal["full", "blocked", "window"]
@@ -89,12 +91,7 @@ class AttentionSpec:
         order: all of them (``blocked``), or those intersecting
         [0, sinks) and [kv_len - window, kv_len) (``window``).
         """
-        last = self.n_blocks(kv_len)
-        if self.kind != "window":
-            return list(range(last))
-        sinks = range(self.n_blocks(min(self.sinks, kv_len)))
-        first = max(0, kv_len - self.window) // self.block
-        return sorted({*sinks, *range(first, last)})
+        return blocks_read(self.kind, self.block, self.window, self.sinks, kv_len)
 
     def sees(self, query: int, key: int) -> bool:
         """Whether the query at position `query` attends the key at `key`."""

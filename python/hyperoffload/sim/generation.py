@@ -62,6 +62,7 @@ from hyperoffload.sim.schedule import (
     Wait,
 )
 from hyperoffload.sim.simulator import Eviction, Runtime, SimResult, simulate
+from hyperoffload.support.kv_blocks import blocks_read
 from hyperoffload.support.quantize import Compression
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes, format_seconds
@@ -84,19 +85,13 @@ class KVLayout:
 
     def blocks_read(self, length: int) -> list[int]:
         """
-        The blocks a step reads with `length` cached positions, in order:
-        every block (`blocked`), or those holding the `sinks` first
-        positions and the `window` last ones (`window`).
+        The blocks a step reads with `length` cached positions, in order
+        (`hyperoffload.support.kv_blocks`).
 
         >>> KVLayout("window", 16, 32, 4, 64).blocks_read(70)
         [0, 2, 3, 4]
         """
-        last = math.ceil(length / self.block)
-        if self.attention == "blocked":
-            return list(range(last))
-        sinks = range(math.ceil(min(self.sinks, length) / self.block))
-        first = max(0, length - self.window) // self.block
-        return sorted({*sinks, *range(first, last)})
+        return blocks_read(self.attention, self.block, self.window, self.sinks, length)
 
     def sink_blocks(self) -> int:
         """Blocks holding sink positions (read by every step)."""
