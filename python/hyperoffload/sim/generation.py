@@ -202,9 +202,13 @@ def _kv_peak(run: SimResult, devices: set[int]) -> int:
     return peak
 
 
-def _peaks_per_call(run: SimResult, call_start: list[int]) -> list[int]:
-    """Each call's HBM peak, from the recorded timeline (calls start at their first step)."""
-    starts = [i.start for i in run.intervals if i.track == "compute"]
+def _peaks_per_call(
+    run: SimResult, call_start: list[int], starts: list[float]
+) -> list[int]:
+    """
+    Each call's HBM peak, from the recorded timeline (a call starts with its
+    first compute step; `starts`: when each compute step started).
+    """
     bounds = [starts[c] for c in call_start] + [float("inf")]
     peaks = [0] * len(call_start)
     call, level = 0, 0
@@ -235,8 +239,6 @@ class _Block:
     """(call, compute step) of each append into it."""
     complete: int | None = None
     """The compute step whose append fills it."""
-    copy: int = -1
-    """Its copy in the pool (policies that move it)."""
     shape: tuple[int, ...] = ()
 
 
@@ -479,13 +481,16 @@ def _block_schedule(
     transfers = 0
     kept = _kept(calls, resident)
     fetches: list[tuple[int, int, _Block]] = []  # (first read, earliest issue, block)
+    copies: dict[int, int] = {}  # block device buffer -> its copy in the pool
 
     def transfer(block: _Block, to_device: bool) -> Transfer:
         nonlocal transfers
         source, dest = (
-            (block.copy, block.device) if to_device else (block.device, block.copy)
+            (copies[block.device], block.device)
+            if to_device
+            else (block.device, copies[block.device])
         )
-        link = buffers[block.copy].tier
+        link = buffers[copies[block.device]].tier
         transfers += 1
         nbytes = buffers[block.device].bytes
         if compress is None or not block.shape:
@@ -517,7 +522,7 @@ def _block_schedule(
                 initial=b.old,
             )
         )
-        b.copy = copy
+        copies[b.device] = copy
         appended = {call for call, _ in b.appends}
         events = sorted({*b.reads, *appended})
         in_hbm = False  # every policy starts with the cache in the pool
@@ -567,31 +572,21 @@ def _block_schedule(
     return Schedule("generation", buffers, steps)
 
 
-def _reference_schedule(calls: _Calls) -> Schedule:
-    """Every block in HBM from the start (old ones) or from its first append."""
-    buffers = [
-        replace(b, home=Tier.HBM, pinned=True, initial=True)
-        if any(b.id == blk.device and blk.old for blk in calls.blocks.values())
-        else b
-        for b in calls.buffers
-    ]
+def _pinned_blocks(calls: _Calls, old_home: bool) -> Schedule:
+    """
+    The calls with every block pinned (the caller's cache): old blocks in HBM
+    at entry, with their home tier (`old_home`, for a runtime to fetch them
+    from) or `hbm`; appended ones from their first append.
+    """
+    buffers = list(calls.buffers)
     for blk in calls.blocks.values():
-        if not blk.old:
-            buffers[blk.device] = replace(buffers[blk.device], pinned=True)
+        device = buffers[blk.device]
+        if blk.old:
+            home = device.home if old_home else Tier.HBM
+            buffers[blk.device] = replace(device, home=home, pinned=True, initial=True)
+        else:
+            buffers[blk.device] = replace(device, pinned=True)
     return Schedule("generation", buffers, list[Step](calls.computes))
-
-
-def _runtime_schedule(calls: _Calls) -> Schedule:
-    """Old blocks start in the pool; the runtime fetches and evicts them."""
-    schedule = _reference_schedule(calls)
-    homes = {
-        blk.device: calls.buffers[blk.device].home for blk in calls.blocks.values()
-    }
-    buffers = [
-        replace(b, home=homes[b.id]) if b.id in homes and homes[b.id] != Tier.HBM else b
-        for b in schedule.buffers
-    ]
-    return replace(schedule, buffers=buffers)
 
 
 def simulate_generation(
@@ -622,9 +617,10 @@ def simulate_generation(
         raise GenerationError(f"warm-up calls cannot be negative ({warmup})")
     calls = _compose(step, warmup + tokens)
     result = _simulate(calls, tokens, policy, hardware, capacity, compress, resident)
-    peaks = _peaks_per_call(result.run, calls.call_start)
+    computes = [i for i in result.run.intervals if i.track == "compute"]
+    starts = [i.start for i in computes]
+    peaks = _peaks_per_call(result.run, calls.call_start, starts)
     result.peak_per_token = peaks[warmup:]
-    starts = [i.start for i in result.run.intervals if i.track == "compute"]
     result.measured_from_s = starts[calls.call_start[warmup]] if warmup else 0.0
     moved = [
         i
@@ -636,9 +632,7 @@ def simulate_generation(
     result.kv_peak_bytes = _kv_peak(
         result.run, {b.device for b in calls.blocks.values()}
     )
-    result.last_token_s = max(
-        (i.end for i in result.run.intervals if i.track == "compute"), default=0.0
-    )
+    result.last_token_s = max((i.end for i in computes), default=0.0)
     return result
 
 
@@ -653,13 +647,13 @@ def _simulate(
 ) -> GenerationResult:
     if policy == "none":
         return GenerationResult(
-            policy, tokens, simulate(_reference_schedule(calls), hardware)
+            policy, tokens, simulate(_pinned_blocks(calls, False), hardware)
         )
     if policy in ("reactive-lru", "runtime-prefetch"):
         runtime = (
             Runtime() if policy == "reactive-lru" else Runtime(Eviction.NEXT_USE, 1)
         )
-        run = simulate(_runtime_schedule(calls), hardware, capacity, runtime)
+        run = simulate(_pinned_blocks(calls, True), hardware, capacity, runtime)
         return GenerationResult(policy, tokens, run)
     if policy == "flexgen":
         schedule = _block_schedule(calls, hardware, 0, 1, compress)
