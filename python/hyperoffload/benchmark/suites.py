@@ -12,7 +12,6 @@ from hyperoffload.benchmark.workloads import Export
 Scenario = PeakAtSlowdown | LongestSequence | DecodeGeneration | LongestGeneration
 
 _KV_LENGTHS = tuple(range(64 * 1024, 128 * 1024 + 1, 4 * 1024))
-_GENERATION_LENGTHS = tuple(range(80 * 1024, 160 * 1024 + 1, 8 * 1024))
 _WINDOW_LENGTHS = (131_072, 262_144, 524_288, 1_048_576)
 
 # Long-context decode in blocks (LLaMA-2-7B shape, fp16: 0.5 MiB of KV per
@@ -153,7 +152,7 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             "longest-generation-full",
             "Longest cache at 64 GB within 1%, full attention in 16384-token blocks",
             _BLOCKED,
-            _GENERATION_LENGTHS,
+            _KV_LENGTHS,
             ("ascend-910c",),
             "64GB",
             tokens=4,
@@ -164,7 +163,7 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             "longest-generation-int8",
             "The same, blocks moved INT8-compressed",
             _BLOCKED,
-            _GENERATION_LENGTHS,
+            _KV_LENGTHS,
             ("ascend-910c",),
             "64GB",
             tokens=4,

@@ -149,18 +149,16 @@ class Attention(nn.Module):
         q = self._heads(self.wq(x), cfg.n_heads)
         if rope is not None:
             q = apply_rope(q, *rope)
-        k = self._heads(self.wk(x), cfg.n_kv_heads)
-        if rope is not None:
-            k = apply_rope(k, *rope)
-        v = self._heads(self.wv(x), cfg.n_kv_heads)
-        cache: LayerCache = (k, v)
+        cache: LayerCache
         if cfg.attention.in_blocks:
-            out, cache = self._attend_blocks(q, k, v, past, offset)
+            out, cache = self._attend_blocks(x, rope, q, past, offset)
         elif isinstance(past, KVBlocks):
             raise ValueError("a cache in blocks needs a blocked attention variant")
         elif past is not None:
+            k, v = cache = self._project_kv(x, rope)
             out = self._attend_cached(q, k, v, mask, past)
         else:
+            k, v = cache = self._project_kv(x, rope)
             kr, vr = self._repeat_kv(k), self._repeat_kv(v)
             scores = q @ kr.transpose(-2, -1) * (1.0 / math.sqrt(cfg.head_dim))
             if mask is not None:
@@ -168,6 +166,20 @@ class Attention(nn.Module):
             out = torch.softmax(scores, dim=-1) @ vr
         out = out.transpose(1, 2).reshape(b, s, cfg.n_heads * cfg.head_dim)
         return self.wo(out), cache
+
+    def _project_kv(
+        self, x: Tensor, rope: tuple[Tensor, Tensor] | None, rows: range | None = None
+    ) -> KV:
+        """The k and v (rotated k) of the tokens `rows` of x (all if None)."""
+        if rows is not None:
+            x = x[:, rows.start : rows.stop]
+        k = self._heads(self.wk(x), self.cfg.n_kv_heads)
+        if rope is not None:
+            cos, sin = rope
+            if rows is not None:
+                cos, sin = cos[rows.start : rows.stop], sin[rows.start : rows.stop]
+            k = apply_rope(k, cos, sin)
+        return k, self._heads(self.wv(x), self.cfg.n_kv_heads)
 
     def _attend_cached(
         self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, past: KV
@@ -196,24 +208,40 @@ class Attention(nn.Module):
         return out.reshape(b, heads, s, hd)
 
     def _attend_blocks(
-        self, q: Tensor, k: Tensor, v: Tensor, past: LayerCache | None, offset: int
+        self,
+        x: Tensor,
+        rope: tuple[Tensor, Tensor] | None,
+        q: Tensor,
+        past: LayerCache | None,
+        offset: int,
     ) -> tuple[Tensor, LayerCache]:
         """
         Attention over the cache in blocks (`cfg.attention`): the blocks of
         `past` then the new k/v as one more block (decode), or, without
         `past`, the new tokens in query and key blocks of B (prefill, whose
-        cache is returned in blocks).
+        cache is returned in blocks). A prefill of several blocks projects
+        each block's k/v from its own rows of x (as chunked prefill does):
+        a block is then its own tensor, which the planner can store and free
+        on its own, not a view keeping the whole layer's k/v alive.
         """
         spec = self.cfg.attention
         s, hd = q.shape[2], q.shape[3]
+        bounds = [
+            range(start, min(start + spec.block, s))
+            for start in range(0, s, spec.block)
+        ]
+        whole = (
+            self._project_kv(x, rope) if past is not None or len(bounds) == 1 else None
+        )
         q = q * (1.0 / math.sqrt(hd))  # the scale, once, on the queries
         if past is None:
-            bounds = [
-                range(start, min(start + spec.block, s))
-                for start in range(0, s, spec.block)
-            ]
-            keys = tuple(k[:, :, r.start : r.stop] for r in bounds)
-            values = tuple(v[:, :, r.start : r.stop] for r in bounds)
+            projected = (
+                [whole]
+                if whole is not None
+                else [self._project_kv(x, rope, r) for r in bounds]
+            )
+            keys = tuple(kb for kb, _ in projected)
+            values = tuple(vb for _, vb in projected)
             starts = tuple(offset + r.start for r in bounds)
             blocks = list(zip(starts, keys, values, strict=True))
             rows = [(offset + r.start, q[:, :, r.start : r.stop]) for r in bounds]
@@ -228,11 +256,12 @@ class Attention(nn.Module):
                 tuple(past[0][:, :, r.start : r.stop] for r in bounds),
                 tuple(past[1][:, :, r.start : r.stop] for r in bounds),
             )
+        assert whole is not None
         blocks = [
             *zip(past.starts, past.keys, past.values, strict=True),
-            (offset, k, v),
+            (offset, *whole),
         ]
-        return self._online_softmax(offset, q, blocks), (k, v)
+        return self._online_softmax(offset, q, blocks), whole
 
     def _online_softmax(
         self, start: int, q: Tensor, blocks: Sequence[tuple[int, Tensor, Tensor]]

@@ -472,8 +472,10 @@ def _block_schedule(
     other read is fetched and freed after it: `lookahead` fetches ahead, or
     (None) as late as the link allows it to land before its read (compute
     times as estimated, the link serial); each appended block is written
-    back once, when it is complete. With `compress`, every block crosses
-    the link compressed.
+    back once, when it is complete. With `compress`, every block that is
+    streamed (not kept in some call that reads it) crosses the link
+    compressed; a block kept wherever it is read moves as it is, so that
+    keeping the whole cache costs no codec.
     """
     buffers = list(calls.buffers)
     before: dict[int, list[Step]] = {}
@@ -493,7 +495,7 @@ def _block_schedule(
         link = buffers[copies[block.device]].tier
         transfers += 1
         nbytes = buffers[block.device].bytes
-        if compress is None or not block.shape:
+        if compress is None or not block.shape or block.device not in streamed:
             return Transfer(transfers - 1, source, dest, nbytes, link, to_device)
         codec = compression(block.shape, calls.element_bytes, compress, hardware)
         return Transfer(
@@ -507,6 +509,11 @@ def _block_schedule(
             codec_s=codec.codec_s,
         )
 
+    streamed = {
+        b.device
+        for b in calls.blocks.values()
+        if any((b.device, call) not in kept for call in b.reads)
+    }
     last_call = len(calls.call_start) - 1
     for b in calls.blocks.values():
         device = buffers[b.device]
@@ -673,7 +680,13 @@ def _plan(
     tokens: int,
     compress: Compression | None,
 ) -> GenerationResult:
-    """The most blocks kept resident whose run fits `capacity` (bisection)."""
+    """
+    The most blocks kept resident whose run fits `capacity`. Fewer resident
+    blocks need less HBM only while the link keeps up: streaming nearly
+    everything issues the fetches so early that they pile up. So the search
+    steps down from all resident in doubling steps to a run that fits, then
+    bisects between it and the last that did not.
+    """
     readers = _readers_per_call(calls)
     most = max(
         sum(len(blocks) for (_, c), blocks in readers.items() if c == call)
@@ -687,10 +700,15 @@ def _plan(
     best = run(most)
     if capacity is None or best.oom is None:
         return GenerationResult("plan", tokens, best, most)
-    found = run(0)
-    if found.oom is not None:
-        return GenerationResult("plan", tokens, found, 0)
-    low, high = 0, most  # low fits, high does not
+    high, step = most, 1  # high does not fit
+    while True:
+        low = max(most - step, 0)
+        found = run(low)
+        if found.oom is None:
+            break
+        if low == 0:
+            return GenerationResult("plan", tokens, found, 0)
+        high, step = low, 2 * step
     while high - low > 1:
         middle = (low + high) // 2
         result = run(middle)

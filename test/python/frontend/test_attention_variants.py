@@ -24,8 +24,9 @@ import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import FuncOp, ReturnOp
 
+from hyperoffload.analysis.cost import VIEW_OPS, tensor_bytes
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType
 from hyperoffload.evaluators.numeric import evaluate, outputs_match_reference
 from hyperoffload.frontend import ModelConfig, get_config
@@ -191,6 +192,14 @@ def test_prefill_matches_masked_full_attention(
     tags = [_block_tag(attrs) for attrs in func.res_attrs.data[1:]]
     assert tags == list(sig.result_blocks)
     assert len(tags) == LAYERS[model] * 4 * 2  # 4 blocks of k and v per layer
+    # each block is its own buffer, not a view of the layer's whole k or v
+    returned = func.body.block.ops.last
+    assert isinstance(returned, ReturnOp)
+    for value in returned.operands[1:]:
+        root = value
+        while isinstance(root.owner, VIEW_OPS):
+            root = root.owner.operands[0]
+        assert tensor_bytes(root, returned) == tensor_bytes(value, returned)
     got: list[Array] = evaluate(module, [t.numpy() for t in inputs]).outputs
     _close(got[0], logits)
     for tag, block in zip(tags, got[1:], strict=True):

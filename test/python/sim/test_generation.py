@@ -147,19 +147,27 @@ def test_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
 
 def test_compressed_blocks(step: StepBlocks) -> None:
     """
-    Compressed, each 32-element f32 block crosses the link as 32 int8
-    values and one f16 scale (34 B instead of 128), and every copy runs its
-    codec on the compute stream.
+    Compressed, each streamed 32-element f32 block crosses the link as 32
+    int8 values and one f16 scale (34 B instead of 128), its codec on the
+    compute stream. Keeping nothing resident (the 50 copies of FlexGen's
+    schedule), the 46 fetches and the write-backs of blocks 4 (streamed
+    later) are compressed; blocks 5, only ever appended to, move as they
+    are. With room for everything nothing is streamed: no codec at all.
     """
-    plain = simulate_generation(step, TOKENS, "plan", HARDWARE, None)
+    plain = simulate_generation(step, TOKENS, "plan", HARDWARE, None, resident=0)
     packed = simulate_generation(
+        step, TOKENS, "plan", HARDWARE, None, compress=Compression.INT8, resident=0
+    )
+    assert packed.run.transfers == plain.run.transfers == 50
+    assert packed.run.bytes_to_device == 46 * 34
+    assert packed.run.bytes_to_remote == 2 * 34 + 2 * BLOCK_BYTES
+    assert packed.run.compute_s > plain.run.compute_s
+    roomy = simulate_generation(step, TOKENS, "plan", HARDWARE, None)
+    kept = simulate_generation(
         step, TOKENS, "plan", HARDWARE, None, compress=Compression.INT8
     )
-    assert packed.run.transfers == plain.run.transfers == 10
-    assert packed.run.bytes_to_device == 6 * 34
-    assert packed.run.bytes_to_remote == 4 * 34
-    assert packed.bytes_moved_per_token == 10 * 34 / TOKENS
-    assert packed.run.compute_s > plain.run.compute_s
+    assert kept.run.bytes_to_device == roomy.run.bytes_to_device == 6 * BLOCK_BYTES
+    assert kept.run.compute_s == roomy.run.compute_s
 
 
 def _export(tmp: Path, *flags: str) -> Path:
