@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import cast
 
-from xdsl.dialects.builtin import AnyFloat, StringAttr, TensorType
+from xdsl.dialects.builtin import AnyFloat, StringAttr, TensorType, UnitAttr
+from xdsl.dialects.scf import IfOp, IndexSwitchOp
 from xdsl.ir import (
     Attribute,
     Block,
@@ -55,6 +56,13 @@ from hyperoffload.support.tiers import Tier
 
 TIER_ARG_ATTR = "hyperoffload.tier"
 """Name of the function-argument attribute that records where an argument lives."""
+EXPERT_ATTR = "hyperoffload.expert"
+"""
+A routed expert, `array<i64: layer, expert>`: on its weight arguments (the
+exporter's tag) and on the `scf.if` that runs it.
+"""
+MOE_ATTR = "hyperoffload.moe"
+"""Function attribute of a MoE export: `{experts, top_k, shared, router, routed}`."""
 
 
 _TIER_NAMES = frozenset(t.value for t in Tier)
@@ -229,6 +237,14 @@ def _compress_attr(compress: Compression | str | None) -> dict[str, Attribute]:
     return {} if compress is None else {COMPRESS_ATTR: StringAttr(str(compress))}
 
 
+SPECULATIVE_ATTR = "speculative"
+"""The unit attribute of a `prefetch` issued ahead of a branch that may not read it."""
+
+BRANCH_OPS = (IfOp, IndexSwitchOp)
+"""The ops whose regions are exclusive paths, each run at most once: a `detach`
+may sit in them, and a speculative prefetch anticipates them."""
+
+
 @irdl_op_definition
 class PrefetchOp(IRDLOperation):
     """
@@ -252,23 +268,30 @@ class PrefetchOp(IRDLOperation):
     source = operand_def()
     result = result_def(TensorType)
     compress = opt_attr_def(StringAttr)
+    speculative = opt_attr_def(UnitAttr)
 
     traits = traits_def(MemoryReadEffect(), MemoryAllocEffect())
 
-    # `compress` prints in the attribute dictionary: `{compress = "int8"}`,
-    # an attribute (not a property) in both forms, which upstream's IRDL
-    # dialect keeps as a discardable attribute.
+    # `compress` and `speculative` print in the attribute dictionary
+    # (`{compress = "int8", speculative}`), attributes (not properties) in
+    # both forms, which upstream's IRDL dialect keeps as discardable.
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
     def __init__(
-        self, source: Operation | SSAValue, compress: Compression | str | None = None
+        self,
+        source: Operation | SSAValue,
+        compress: Compression | str | None = None,
+        speculative: bool = False,
     ):
         source_type = SSAValue.get(source).type
         assert isinstance(source_type, RemoteType)
+        attributes = _compress_attr(compress)
+        if speculative:
+            attributes[SPECULATIVE_ATTR] = UnitAttr()
         super().__init__(
             operands=[source],
             result_types=[source_type.tensor],
-            attributes=_compress_attr(compress),
+            attributes=attributes,
         )
 
     def verify_(self) -> None:
@@ -324,22 +347,24 @@ class StoreOp(IRDLOperation):
         tier: Tier = Tier.REMOTE,
         compress: Compression | str | None = None,
     ):
-        value_type = SSAValue.get(value).type
+        value_type: Attribute = SSAValue.get(value).type
         assert isinstance(value_type, TensorType)
+        tensor = cast(TensorType[Attribute], value_type)
         super().__init__(
             operands=[value],
-            result_types=[RemoteType(value_type, tier)],
+            result_types=[RemoteType(tensor, tier)],
             attributes=_compress_attr(compress),
         )
 
     def verify_(self) -> None:
-        if not isinstance(self.value.type, TensorType):
-            raise _type_error("store copies a device tensor", self.value.type)
+        value_type: Attribute = self.value.type
+        if not isinstance(value_type, TensorType):
+            raise _type_error("store copies a device tensor", value_type)
         assert isinstance(self.handle.type, RemoteType)
-        if self.handle.type.tensor != self.value.type:
+        if self.handle.type.tensor != value_type:
             raise VerifyException(
                 f"store result type {self.handle.type} does not hold the stored "
-                f"type {self.value.type}"
+                f"type {value_type}"
             )
         _verify_compress("store", self.compress, self.value)
 
@@ -349,11 +374,16 @@ class DetachOp(IRDLOperation):
     """
     Releases the device copy of a tensor. Legal only where the data is dead
     or a `store` before it holds the data elsewhere; it must sit in the block
-    that defines the tensor, and nothing in that block may use the tensor
-    after it.
+    that defines the tensor or in a branch (`scf.if`, `scf.index_switch`)
+    nested in it, never in a loop, and nothing after it (later in its block,
+    or after the enclosing branch op) may use the tensor.
 
     ```mlir
     hyperoffload.detach %x : tensor<4x8xf32>
+    scf.if %routed {
+      ...
+      hyperoffload.detach %w : tensor<8x8xf32>   // %w defined above the scf.if
+    }
     ```
     """
 
@@ -373,12 +403,16 @@ class DetachOp(IRDLOperation):
             raise _type_error("detach releases a device tensor", self.value.type)
         owner = self.value.owner
         defining_block = owner if isinstance(owner, Block) else owner.parent_block()
-        if defining_block is not self.parent_block():
-            raise VerifyException(
-                "detach must be in the block that defines its operand "
-                "(a detach inside a loop or branch could drop data a later "
-                "iteration or path still reads)"
-            )
+        block = self.parent_block()
+        while block is not defining_block:
+            parent = block.parent_op() if block is not None else None
+            if not isinstance(parent, BRANCH_OPS):
+                raise VerifyException(
+                    "detach must be in the block that defines its operand or in "
+                    "a branch (scf.if, scf.index_switch) nested in it (a detach "
+                    "inside a loop could drop data a later iteration still reads)"
+                )
+            block = parent.parent_block()
 
 
 OFFLOAD_OPS = (PrefetchOp, StoreOp, DetachOp)

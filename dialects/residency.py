@@ -5,9 +5,15 @@ Per-op verifiers see one op; these invariants need a whole block:
 
 - no compute op reads a remote copy (only `prefetch`, calls and terminators,
   which forward values, may take an `!hyperoffload.remote` operand);
-- nothing in a block uses a tensor after its `detach`: if a `store` before the
-  detach persisted it, the later use must read a `prefetch` of that copy;
+- nothing uses a tensor after its `detach`: later in the detach's block, or,
+  for a detach inside a branch (`scf.if`, `scf.index_switch`) of a tensor
+  defined above it, after the branch op in any enclosing block (the detach may
+  have run); a use in another branch of the same op is on another path. If a
+  `store` before the detach on its path (in its block or an enclosing one)
+  persisted the tensor, the later use must read a `prefetch` of that copy;
   otherwise the detach dropped the only copy of live data;
+- a `speculative` prefetch is read only inside branches below it: it is
+  issued ahead of a branch's decision, never inside the branch it anticipates;
 - a `hyperoffload.tier` argument attribute names a tier and agrees with the
   argument's type.
 
@@ -15,21 +21,34 @@ Per-op verifiers see one op; these invariants need a whole block:
 %h = hyperoffload.store %x : tensor<4xf32> -> !hyperoffload.remote<tensor<4xf32>>
 hyperoffload.detach %x : tensor<4xf32>
 %y = arith.addf %x, %x : tensor<4xf32>   // error: %x used after its detach
+
+scf.if %routed {
+  hyperoffload.detach %w : tensor<4xf32>
+}
+%z = arith.addf %w, %w : tensor<4xf32>   // error: the detach may have run
 ```
 
-The check is linear in the size of the IR.
+A compute op inside a branch that reads a remote copy is told so with the
+branch (`... inside scf.if (else branch) reads %w ...`): an expert's weights
+are read in its branch only if they are resident (a device tensor from
+above) or prefetched there.
+
+The check is linear in the size of the IR (times the nesting depth).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import DictionaryAttr, TensorType
+from xdsl.dialects.builtin import DictionaryAttr, TensorType, UnitAttr
 from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.dialects.scf import IfOp, IndexSwitchOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from hyperoffload.dialects.hyperoffload import (
+    BRANCH_OPS,
+    SPECULATIVE_ATTR,
     TIER_ARG_ATTR,
     DetachOp,
     PrefetchOp,
@@ -67,17 +86,52 @@ def ancestor_in(block: Block, op: Operation) -> Operation | None:
     return current
 
 
+def _branch_of(op: Operation) -> tuple[Operation, int] | None:
+    """The innermost branch op (`BRANCH_OPS`) around `op`, and the region it is in."""
+    current = op
+    while (parent := current.parent_op()) is not None:
+        if isinstance(parent, FuncOp):
+            return None
+        if isinstance(parent, BRANCH_OPS):
+            region = current.parent_region()
+            assert region is not None
+            return parent, parent.regions.index(region)
+        current = parent
+    return None
+
+
+def _branch_name(branch: Operation, region: int) -> str:
+    """`scf.if (else branch)`, `scf.index_switch (case 2)`."""
+    if isinstance(branch, IfOp):
+        which = "then branch" if region == 0 else "else branch"
+    elif isinstance(branch, IndexSwitchOp) and region > 0:
+        which = f"case {list(branch.cases.iter_values())[region - 1]}"
+    else:
+        which = "default case"
+    return f"{branch.name} ({which})"
+
+
 def _check_compute_reads(op: Operation, error: ErrorFactory) -> None:
     if _may_take_remote(op):
         return
     for operand in op.operands:
-        if isinstance(operand.type, RemoteType):
+        if not isinstance(operand.type, RemoteType):
+            continue
+        reads = f"reads {describe(operand)}, a remote copy ({operand.type})"
+        branch = _branch_of(op)
+        if branch is None:
             raise error(
                 op,
-                f"{written_as(op)} reads {describe(operand)}, a remote copy "
-                f"({operand.type}); compute reads only device-resident tensors, "
-                "prefetch it first",
+                f"{written_as(op)} {reads}; compute reads only device-resident "
+                "tensors, prefetch it first",
             )
+        where = _branch_name(*branch)
+        raise error(
+            op,
+            f"{written_as(op)} inside {where} {reads}; compute reads only "
+            "device-resident tensors: prefetch it in this branch, or "
+            f"speculatively before the {branch[0].name}",
+        )
 
 
 def _check_tier_arguments(func: FuncOp, error: ErrorFactory) -> None:
@@ -106,46 +160,121 @@ def _check_tier_arguments(func: FuncOp, error: ErrorFactory) -> None:
             )
 
 
-def _check_detaches(block: Block, error: ErrorFactory) -> None:
-    detaches = [op for op in block.ops if isinstance(op, DetachOp)]
-    if not detaches:
+class _Positions:
+    """The index of each op in its block, computed once per block."""
+
+    def __init__(self) -> None:
+        self._index: dict[Block, dict[Operation, int]] = {}
+
+    def of(self, op: Operation) -> int:
+        block = op.parent_block()
+        assert block is not None
+        index = self._index.get(block)
+        if index is None:
+            index = self._index[block] = {o: i for i, o in enumerate(block.ops)}
+        return index[op]
+
+
+def _check_detach(detach: DetachOp, positions: _Positions, error: ErrorFactory) -> None:
+    """
+    Whether a use of the detached value may run after `detach`.
+
+    `path` holds, for the detach's block and each enclosing block up to the
+    value's, the op there that is (or contains) the detach. A use is placed
+    at the innermost of those blocks that contains it: after the path's op
+    there it may run after the detach; inside the path's op (a branch op) but
+    not in the detach's region, it is on another path.
+    """
+    value = detach.value
+    owner = value.owner
+    defining = owner if isinstance(owner, Block) else owner.parent_block()
+    path: dict[Block, Operation] = {}
+    current: Operation | None = detach
+    while current is not None and (block := current.parent_block()) is not None:
+        path[block] = current
+        if block is defining:
+            break
+        current = block.parent_op()
+
+    def placed(user: Operation) -> tuple[Operation, Operation] | None:
+        """(the user or its ancestor, the path's op) in the innermost shared block."""
+        current: Operation | None = user
+        while current is not None:
+            block = current.parent_block()
+            if block is not None and block in path:
+                return current, path[block]
+            current = current.parent_op()
+        return None
+
+    before: list[Operation] = []
+    after: list[Operation] = []
+    for use in value.uses:
+        user = use.operation
+        where = placed(user)
+        if where is None or where[0] is where[1]:
+            continue  # the detach itself, or another branch of a path's op
+        ancestor, on_path = where
+        if positions.of(ancestor) < positions.of(on_path):
+            if ancestor is user:  # a use that runs before the detach, always
+                before.append(user)
+        else:
+            after.append(user)
+    if not after:
         return
-    index = {op: i for i, op in enumerate(block.ops)}
-    for detach in detaches:
-        value = detach.value
-        users = [
-            (use.operation, ancestor_in(block, use.operation)) for use in value.uses
-        ]
-        persisted = any(
-            isinstance(user, StoreOp)
-            and ancestor is not None
-            and index[ancestor] < index[detach]
-            for user, ancestor in users
+    user = after[0]
+    branch = _branch_of(detach)
+    note = (
+        ""
+        if branch is None or detach.parent_block() is defining
+        else (f" (the detach inside {_branch_name(*branch)} may have run)")
+    )
+    if any(isinstance(u, StoreOp) for u in before):
+        raise error(
+            user,
+            f"{describe(value)} is used after its detach; read a prefetch of its "
+            f"stored copy instead{note}",
         )
-        for user, ancestor in users:
-            if ancestor is detach:
-                continue
-            if ancestor is not None and index[ancestor] < index[detach]:
-                continue
-            if persisted:
-                raise error(
-                    user,
-                    f"{describe(value)} is used after its detach; read a "
-                    "prefetch of its stored copy instead",
-                )
+    raise error(
+        detach,
+        f"detach of live data that no store has persisted: {describe(value)} is "
+        f"still used by {written_as(user)} after it{note}",
+    )
+
+
+def _check_speculative(prefetch: PrefetchOp, error: ErrorFactory) -> None:
+    """Every reader of a speculative prefetch sits in a branch below it."""
+    if not isinstance(prefetch.attributes.get(SPECULATIVE_ATTR), UnitAttr):
+        return  # absent, or not a unit attribute (the op's verifier says so)
+    home = prefetch.parent_block()
+    for use in prefetch.result.uses:
+        user = use.operation
+        if isinstance(user, DetachOp):
+            continue
+        current = user
+        while current.parent_block() is not home:
+            parent = current.parent_op()
+            if parent is None or isinstance(parent, BRANCH_OPS):
+                break
+            current = parent
+        else:
             raise error(
-                detach,
-                f"detach of live data that no store has persisted: "
-                f"{describe(value)} is still used by {written_as(user)} after it",
+                prefetch,
+                f"speculative prefetch {describe(prefetch.result)} is read "
+                f"unconditionally by {written_as(user)}: a speculative prefetch "
+                "is issued ahead of a branch's decision, so its readers must sit "
+                "inside an scf.if (or scf.index_switch) below it; hoist it above "
+                "the branch it anticipates or drop 'speculative'",
             )
 
 
 def verify_residency(root: Operation, error: ErrorFactory) -> None:
     """Raise `error(op, message)` at the first op that breaks an invariant."""
+    positions = _Positions()
     for op in root.walk():
         _check_compute_reads(op, error)
         if isinstance(op, FuncOp):
             _check_tier_arguments(op, error)
-        for region in op.regions:
-            for block in region.blocks:
-                _check_detaches(block, error)
+        elif isinstance(op, DetachOp):
+            _check_detach(op, positions, error)
+        elif isinstance(op, PrefetchOp):
+            _check_speculative(op, error)

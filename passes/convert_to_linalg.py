@@ -25,6 +25,24 @@ memref.dma_wait %tag[%c0], %c4 : memref<1xi32>
 %z = arith.mulf %y, %d : tensor<4xf32>
 memref.dealloc %d_buf : memref<4xf32>
 ```
+The offload ops are rewritten in every region. A prefetch in a branch
+(`scf.if %routed`, an expert's) keeps its copy, wait and view in the branch,
+so the other path neither copies nor waits; a `speculative` prefetch above
+the `scf.if` is lowered as any prefetch, its wait before the op that holds
+its first reader (the `scf.if`), its free where its detach was:
+```mlir
+%y = scf.if %routed -> (tensor<2x4xf32>) {
+  ...
+} else {
+  %wd_buf = memref.alloc() : memref<4x4xf32>
+  memref.dma_start %w_cold[%c0, %c0], %wd_buf[%c0, %c0], %c16, %tag[%c0] : ...
+  memref.dma_wait %tag[%c0], %c16 : memref<1xi32>
+  %wd = bufferization.to_tensor %wd_buf restrict : memref<4x4xf32> to tensor<4x4xf32>
+  %cold = linalg.matmul ins(%x, %wd : tensor<2x4xf32>, tensor<4x4xf32>) ...
+  memref.dealloc %wd_buf : memref<4x4xf32>
+  scf.yield %cold : tensor<2x4xf32>
+}
+```
 A program that recurses through `func.call` is rejected with a located
 diagnostic, as the planner rejects it (run natively, by `hyperoffload-check`,
 recursion with no way out would not end).

@@ -10,11 +10,15 @@ hyperoffload-gen deepseek-v3 --mode prefill --layers 1 --dense-layers 0 \\
     --seq 2048 --dtype bf16 -o deepseek_v3_moe_layer.mlir
 hyperoffload-gen llama2-7b --mode decode --kv-len 123000 --dtype f16 \\
     --attention window --window 4096 --sinks 4 --kv-block 4096 -o l7_window.mlir
+hyperoffload-gen mixtral-8x7b --mode decode --layers 1 --experts routed \\
+    --dtype bf16 -o mixtral_routed_decode.mlir
 ```
 
 `--attention blocked|window` (prefill and decode) splits the KV cache into
 one tagged argument (decode) or result (prefill) per block of `--kv-block`
-tokens; see docs/frontend.md.
+tokens; `--experts routed` (moe family; forward, prefill, decode) runs each
+routed expert under an `scf.if` on whether any token chose it; see
+docs/frontend.md.
 
 Needs the `torch` extra (`torch==2.13.0`, `torch-mlir`).
 """
@@ -28,6 +32,7 @@ from hyperoffload.frontend.configs import (
     ATTENTION_KINDS,
     CONFIGS,
     DEFAULT_KV_BLOCK,
+    EXPERTS_MODES,
     MODES,
     AttentionSpec,
     get_config,
@@ -97,6 +102,15 @@ def _arguments() -> argparse.ArgumentParser:
         "(--attention window; default: 0)",
     )
     parser.add_argument(
+        "--experts",
+        choices=EXPERTS_MODES,
+        default="dense",
+        help="dense (every routed expert computed on its dispatched rows) or "
+        "routed (each expert under an scf.if on whether any token chose it); "
+        "moe family, forward, prefill and decode only for routed "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "-o", "--output", type=Path, help="output file (default: stdout)"
     )
     return parser
@@ -138,6 +152,7 @@ def _run(argv: Sequence[str] | None) -> int:
             DTYPES,
             Shapes,
             check_attention,
+            check_experts,
             export,
             header,
         )
@@ -146,6 +161,7 @@ def _run(argv: Sequence[str] | None) -> int:
             f"{err}; install the torch extra (torch==2.13.0, torch-mlir)"
         ) from err
     check_attention(attention, options.mode)
+    check_experts(cfg, options.mode, options.experts)
     layers = options.layers or cfg.n_layers
     emit(
         TOOL,
@@ -163,6 +179,7 @@ def _run(argv: Sequence[str] | None) -> int:
         dtype=DTYPES[options.dtype],
         tier=options.tier,
         attention=attention,
+        experts=options.experts,
     )
     regen = "hyperoffload-gen " + " ".join(sys.argv[1:] if argv is None else list(argv))
     title = (
@@ -174,6 +191,7 @@ def _run(argv: Sequence[str] | None) -> int:
         )
         + f", {options.dtype}"
         + _attention_title(attention)
+        + (", routed experts" if options.experts == "routed" else "")
         + ")"
     )
     text = header(title, regen, exported.signature, options.tier) + exported.text

@@ -19,13 +19,14 @@ from typing import Any
 
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import Severity, emit, verify_module
+from hyperoffload.sim.experts import EXPERT_POLICIES
 from hyperoffload.sim.generation import GENERATION_POLICIES
 from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
 from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_policy
 from hyperoffload.sim.report import format_table, report_dict
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult
-from hyperoffload.support.units import parse_size
+from hyperoffload.support.units import format_bytes, parse_size
 from hyperoffload.tools.command_line import run_reporting_errors
 
 
@@ -54,7 +55,10 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--policy",
         default="plan",
-        choices=[*dict.fromkeys([*POLICIES, *GENERATION_POLICIES]), "all"],
+        choices=[
+            *dict.fromkeys([*POLICIES, *GENERATION_POLICIES, *EXPERT_POLICIES]),
+            "all",
+        ],
         help="plan: the program as compiled (default); all: every policy side by side",
     )
     parser.add_argument(
@@ -76,6 +80,22 @@ def _arguments() -> argparse.ArgumentParser:
         help="run N decode calls of a step whose KV cache is in blocks, residency "
         "carried from call to call (policies: "
         f"{', '.join(GENERATION_POLICIES)}; docs/simulator.md)",
+    )
+    parser.add_argument(
+        "--routing",
+        metavar="SPEC",
+        help="--generate on a routed MoE export (hyperoffload-gen ... --experts routed): "
+        "experts chosen per token by uniform, zipf:S or trace:FILE, seeded; policies: "
+        f"{', '.join(EXPERT_POLICIES)} (plan means ours)",
+    )
+    parser.add_argument(
+        "--expert-budget",
+        metavar="SIZE",
+        help="--routing: HBM for routed experts' weights, e.g. 2GB "
+        "(default: half of them)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="--routing: the sampling seed (default: 0)"
     )
     parser.add_argument(
         "--compress-kv",
@@ -220,10 +240,55 @@ def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
     return 0
 
 
+def _route(options: argparse.Namespace, hardware: Hardware) -> int:
+    """`--routing SPEC --generate N`: routed experts over N decode tokens."""
+    from hyperoffload.analysis.moe_step import moe_step
+    from hyperoffload.ir.parsing import parse_mlir
+    from hyperoffload.sim.experts import format_expert_table, simulate_experts
+    from hyperoffload.sim.routing import parse_routing
+
+    if options.generate is None:
+        raise PolicyError("--routing needs --generate N (the tokens to route)")
+    if options.input.suffix == ".json":
+        raise PolicyError("--routing needs a program, not a schedule")
+    routing = parse_routing(options.routing)
+    module = parse_mlir(make_context(), options.input.read_text(), str(options.input))
+    verify_module(module)
+    step = moe_step(module, hardware, options.function)
+    budget = (
+        step.expert_weight_bytes() // 2
+        if options.expert_budget is None
+        else parse_size(options.expert_budget)
+    )
+    if options.policy == "all":
+        policies = list(EXPERT_POLICIES)
+    else:
+        policies = ["ours" if options.policy == "plan" else options.policy]
+        if policies[0] not in EXPERT_POLICIES:
+            raise PolicyError(
+                f"'{options.policy}' is not a routed-expert policy "
+                f"(choose from {', '.join(EXPERT_POLICIES)})"
+            )
+    _progress(
+        f"{len(step.layers)} MoE layers of {step.experts} experts (top-{step.top_k}), "
+        f"expert budget {format_bytes(budget)} of {format_bytes(step.expert_weight_bytes())}"
+    )
+    reports: list[dict[str, Any]] = []
+    for policy in policies:
+        result = simulate_experts(
+            step, routing, options.generate, policy, hardware, budget, options.seed
+        )
+        reports.append(result.report() | {"hardware": hardware.name})
+    print(_json(reports) if options.json else format_expert_table(reports))
+    return 0
+
+
 def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
     hardware = load_hardware(options.hardware, options.hbm_capacity)
     capacity = hardware.hbm_capacity
+    if options.routing is not None:
+        return _route(options, hardware)
     if options.generate is not None:
         return _generate(options, hardware)
     planned, stripped, module = _load(options, hardware)

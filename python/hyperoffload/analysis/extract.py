@@ -31,11 +31,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 
+from hyperoffload.analysis.branches import has_branches, taken_path
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.cost import CostModel, is_init, tensor_bytes, tensor_type
 from hyperoffload.analysis.fusion import Fusion
@@ -406,6 +407,14 @@ def _only_inits(value: SSAValue) -> bool:
 
 
 def extract(function: func.FuncOp, costs: CostModel) -> Extraction:
+    branch = next((op for op in function.walk() if isinstance(op, scf.IfOp)), None)
+    if branch is not None:
+        raise ExtractionError(
+            "a schedule follows one path: take one through the scf.if "
+            "(hyperoffload.analysis.branches.taken_path) before extracting; "
+            "the planner does not plan conditional regions",
+            location_of(branch),
+        )
     extractor = _Extractor(function, costs)
     schedule = extractor.run()
     return Extraction(
@@ -428,10 +437,14 @@ def program_schedules(
     """
     The schedule of the program as compiled, the schedule of the same program
     stripped of its hyperoffload ops (what the other policies start from), and
-    the ops the cost model did not know.
+    the ops the cost model did not know. A program with conditional regions
+    is scheduled along the path where every condition holds (every routed
+    expert runs: the dense step's work).
     """
     from hyperoffload.ir.strip import strip_offload_ops
 
+    if has_branches(module):  # one path: every condition holds
+        module = taken_path(module)
     costs = CostModel(hardware)
     planned = extract_schedule(main_function(module, function), costs)
     stripped_module = module.clone()

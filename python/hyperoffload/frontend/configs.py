@@ -26,6 +26,18 @@ DEFAULT_KV_BLOCK = 16
 
 Visibility = Literal["none", "some", "all"]
 
+RouterKind = Literal["sigmoid", "softmax"]
+ROUTER_KINDS: tuple[RouterKind, ...] = ("sigmoid", "softmax")
+"""How an MoE layer scores its experts (see `ModelConfig.router`)."""
+
+ExpertsMode = Literal["dense", "routed"]
+EXPERTS_MODES: tuple[ExpertsMode, ...] = ("dense", "routed")
+"""
+How an MoE layer's routed experts are exported: ``dense`` computes every
+expert on its dispatched rows; ``routed`` runs each expert under an
+`scf.if` on whether any token chose it (`hyperoffload.frontend.route_experts`).
+"""
+
 
 class KVKind(IntEnum):
     """Which half of a layer's cache a block holds (`hyperoffload.kv_block`)."""
@@ -171,6 +183,13 @@ class ModelConfig:
     Routed-expert capacity over an even share: each expert takes at most
     min(T, ceil(T * top_k / n_experts * capacity_factor)) of T tokens (moe family).
     """
+    router: RouterKind = "sigmoid"
+    """
+    How the router turns expert logits into gates (moe family): ``sigmoid``
+    (DeepSeek-V3) scores each expert with a sigmoid; ``softmax`` (Mixtral)
+    takes a softmax over all experts. Either way each token keeps its top_k
+    experts, with gates renormalised to sum to 1 over the chosen ones.
+    """
     attention: AttentionSpec = field(default_factory=AttentionSpec)
     """How attention reads the KV cache (an export choice; ``full`` by default)."""
 
@@ -201,6 +220,24 @@ CONFIGS: dict[str, ModelConfig] = {
         n_shared_experts=1,
         expert_ffn=2048,
         n_dense_layers=3,
+    ),
+    "mixtral-8x7b": ModelConfig(
+        "moe",
+        32000,
+        4096,
+        32,
+        32,
+        8,
+        128,
+        14336,
+        1e-5,
+        1e6,
+        n_experts=8,
+        top_k=2,
+        n_shared_experts=0,
+        expert_ffn=14336,
+        n_dense_layers=0,
+        router="softmax",
     ),
     "tiny-llama": ModelConfig("llama", 128, 64, 2, 4, 2, 16, 128, 1e-5),
     "tiny-gpt": ModelConfig("gpt", 128, 64, 2, 4, 4, 16, 256, 1e-5, max_positions=64),

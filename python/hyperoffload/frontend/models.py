@@ -1,8 +1,8 @@
 """
 The model zoo in PyTorch: a LLaMA-family decoder (RMSNorm, RoPE, GQA,
 SwiGLU), a GPT-family decoder (LayerNorm, learned positions, MHA, GELU tanh)
-and DeepSeek-style MoE layers (router, top-k routed experts with capacity-based
-dispatch, shared expert).
+and MoE layers (DeepSeek or Mixtral router, top-k routed experts with
+capacity-based dispatch, shared experts).
 
 Every model maps `(tokens, past, offset)` to `(logits, cache)`: `past` holds
 one `(k, v)` pair per layer of shape `(batch, kv_heads, past_len, head_dim)`
@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -367,11 +368,26 @@ def top_k_mask(scores: Tensor, k: int) -> Tensor:
     return chosen
 
 
+@dataclass(frozen=True)
+class ExpertMarker:
+    """
+    What one routed expert did in one `MoE` forward, recorded for the routed
+    export (`hyperoffload.frontend.route_experts`): `routed`, a 0-d bool,
+    whether any token chose the expert; `contribution`, (T, hidden), the
+    value it added to the layer's output (exactly zero when `routed` is
+    false).
+    """
+
+    routed: Tensor
+    contribution: Tensor
+
+
 class MoE(nn.Module):
     """
-    DeepSeek-style MoE FFN: sigmoid router scores, the top-k routed experts
-    weighted by their normalized scores, plus shared experts every token
-    uses. Each expert's weights stay separate arguments.
+    MoE FFN: router scores (sigmoid as DeepSeek, or softmax as Mixtral:
+    `ModelConfig.router`), the top-k routed experts weighted by their scores
+    renormalised over the chosen ones, plus shared experts every token uses.
+    Each expert's weights stay separate arguments.
 
     Routed experts use capacity-based dispatch with static shapes (as in
     GShard/Switch): with T tokens, each expert takes at most
@@ -383,12 +399,17 @@ class MoE(nn.Module):
     `torch.cumsum` would lower to `tm_tensor.scan`). `dispatch` (T, E, C) is
     the one-hot of slot - 1; expert e runs on `dispatch[:, e]^T @ x` (C rows)
     and its output returns through `(dispatch[:, e] * gate_e) @ y_e`.
+
+    While `markers` is a list, each forward appends one `ExpertMarker` per
+    routed expert, in expert order (the routed export sets it).
     """
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.top_k = cfg.top_k
         self.capacity_factor = cfg.capacity_factor
+        self.router = cfg.router
+        self.markers: list[ExpertMarker] | None = None
         self.gate = nn.Linear(cfg.hidden, cfg.n_experts, bias=False)
         self.experts = nn.ModuleList(
             FeedForward(cfg.hidden, cfg.expert_ffn) for _ in range(cfg.n_experts)
@@ -420,7 +441,11 @@ class MoE(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         b, s, d = x.shape
         flat = x.reshape(b * s, d)
-        scores = torch.sigmoid(self.gate(flat))
+        logits = self.gate(flat)
+        if self.router == "softmax":
+            scores = torch.softmax(logits, dim=-1)
+        else:
+            scores = torch.sigmoid(logits)
         chosen = top_k_mask(scores.detach(), self.top_k)
         weights = scores * chosen
         gates = weights / weights.sum(-1, keepdim=True)
@@ -429,10 +454,26 @@ class MoE(nn.Module):
         for shared in self.shared:
             out = out + shared(flat)
         for e, expert in enumerate(self.experts):
+            # before the expert's work, so that it dominates the routed branch
+            routed = chosen[:, e].amax() > 0 if self.markers is not None else None
             route = dispatch[:, e, :]
             y = expert(route.transpose(0, 1) @ flat)
-            out = out + (route * gates[:, e : e + 1]) @ y
+            contribution = (route * gates[:, e : e + 1]) @ y
+            out = out + contribution
+            if self.markers is not None:
+                assert routed is not None
+                self.markers.append(ExpertMarker(routed, contribution))
         return out.reshape(b, s, d)
+
+
+def moe_layers(model: nn.Module) -> list[tuple[int, MoE]]:
+    """The MoE FFNs of `model` with the index of their decoder layer, in order."""
+    found: list[tuple[int, MoE]] = []
+    for i, layer in enumerate(cast(Sequence[nn.Module], getattr(model, "layers", ()))):
+        ffn = getattr(layer, "feed_forward", None)
+        if isinstance(ffn, MoE):
+            found.append((i, ffn))
+    return found
 
 
 # ----------------------------------------------------------------------- families

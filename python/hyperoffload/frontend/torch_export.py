@@ -36,6 +36,13 @@ func.func @decode(%arg0: tensor<1x1xi64>,
     attributes {hyperoffload.kv_cache = {attention = "blocked", block = 16 : i64,
         window = 0 : i64, sinks = 0 : i64, kv_len = 64 : i64}} {
 ```
+
+In the moe family each routed expert's weights are tagged
+``hyperoffload.expert = array<i64: layer, expert>`` and the function carries
+``hyperoffload.moe = {experts, top_k, shared, router, routed}``. With
+``experts="routed"`` (forward, prefill, decode) each routed expert's work runs
+under an ``scf.if`` on whether any token chose it: the program is traced with
+markers and rewritten by `hyperoffload.frontend.route_experts`.
 """
 
 from __future__ import annotations
@@ -52,15 +59,31 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from hyperoffload.dialects.hyperoffload import EXPERT_ATTR, MOE_ATTR
 from hyperoffload.frontend.configs import (
     ATTENTION_KINDS,
+    EXPERTS_MODES,
     MODES,
     AttentionSpec,
     BlockTag,
+    ExpertsMode,
     KVKind,
     ModelConfig,
 )
-from hyperoffload.frontend.models import KVBlocks, LayerCache, build_model, one_hot
+from hyperoffload.frontend.models import (
+    KVBlocks,
+    LayerCache,
+    build_model,
+    moe_layers,
+    one_hot,
+)
+from hyperoffload.frontend.route_experts import (
+    MARKER_ATTR,
+    ExpertKey,
+    MarkerKind,
+    route_experts_text,
+)
+from hyperoffload.ir.context import make_context
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 KV_ATTR = 'hyperoffload.category = "kv"'
@@ -291,6 +314,33 @@ class DecodeFn:
         return (logits, *_flat_cache(cache))
 
 
+class RoutedFn:
+    """
+    `fn`'s results, then the markers `route_experts` takes off: for each MoE
+    layer and routed expert, whether any token chose it (a 0-d bool) and its
+    contribution to the layer's output.
+    """
+
+    def __init__(self, fn: Callable[..., Any], model: nn.Module) -> None:
+        self.fn = fn
+        self.moes = [moe for _, moe in moe_layers(model)]
+
+    def __call__(self, *args: Tensor) -> tuple[Tensor, ...]:
+        for moe in self.moes:
+            moe.markers = []
+        try:
+            result = self.fn(*args)
+            markers = [m for moe in self.moes for m in moe.markers or ()]
+        finally:
+            for moe in self.moes:
+                moe.markers = None
+        results = cast(
+            tuple[Tensor, ...], result if isinstance(result, tuple) else (result,)
+        )
+        flat = [t for m in markers for t in (m.routed, m.contribution)]
+        return (*results, *flat)
+
+
 # ------------------------------------------------------------------------- export
 
 
@@ -323,6 +373,14 @@ class Signature:
     """The block of each result after the logits (prefill in blocks; else empty)."""
     kv_cache: str = ""
     """The value of `hyperoffload.kv_cache` on the function (empty: full attention)."""
+    param_experts: tuple[ExpertKey | None, ...] = ()
+    """The routed expert (layer, expert) of each parameter, None for the others
+    (empty without MoE layers)."""
+    moe: str = ""
+    """The value of `hyperoffload.moe` on the function (empty: no MoE layer)."""
+    markers: tuple[ExpertKey, ...] = ()
+    """The experts whose (routed, contribution) markers follow the results of
+    the traced program, in order (routed experts; else empty)."""
 
 
 @dataclass(frozen=True)
@@ -378,6 +436,56 @@ def check_attention(spec: AttentionSpec, mode: str) -> None:
         )
 
 
+def check_experts(cfg: ModelConfig, mode: str, experts: str) -> None:
+    """`ExportError` unless `experts` is a choice `cfg` and `mode` can be exported with."""
+    if experts not in EXPERTS_MODES:
+        known = ", ".join(EXPERTS_MODES)
+        raise ExportError(f"unknown experts {experts!r} (known: {known})")
+    if experts == "dense":
+        return
+    if cfg.family != "moe":
+        raise ExportError(
+            f"routed experts apply to the moe family only (this model is {cfg.family})"
+        )
+    if cfg.n_layers <= cfg.n_dense_layers:
+        raise ExportError("routed experts need an MoE layer (every layer is dense)")
+    if mode == "train":
+        raise ExportError(
+            "routed experts apply to the forward, prefill and decode modes, not "
+            "train (the backward pass of an expert would not be routed)"
+        )
+
+
+def moe_description(cfg: ModelConfig, routed: bool) -> str:
+    """
+    The value of the `hyperoffload.moe` function attribute (empty without
+    MoE layers).
+
+    >>> from hyperoffload.frontend.configs import get_config
+    >>> moe_description(get_config("mixtral-8x7b"), routed=True)
+    '{experts = 8 : i64, top_k = 2 : i64, shared = 0 : i64, router = "softmax", routed = true}'
+    """
+    if cfg.family != "moe" or cfg.n_layers <= cfg.n_dense_layers:
+        return ""
+    return (
+        f"{{experts = {cfg.n_experts} : i64, top_k = {cfg.top_k} : i64, "
+        f"shared = {cfg.n_shared_experts} : i64, "
+        f'router = "{cfg.router}", routed = {"true" if routed else "false"}}}'
+    )
+
+
+def _param_experts(model: nn.Module) -> tuple[ExpertKey | None, ...]:
+    """The routed expert of each parameter of `model` (empty without MoE layers)."""
+    owner: dict[int, ExpertKey] = {}
+    for layer, moe in moe_layers(model):
+        for e, expert in enumerate(moe.experts):
+            for p in expert.parameters():
+                owner[id(p)] = (layer, e)
+    if not owner:
+        return ()
+    return tuple(owner.get(id(p)) for p in model.parameters())
+
+
 def _decode_blocks(
     cfg: ModelConfig, shapes: Shapes, dtype: torch.dtype
 ) -> tuple[list[BlockTag], list[tuple[tuple[int, ...], torch.dtype]], list[int]]:
@@ -396,14 +504,39 @@ def _decode_blocks(
 
 
 def program(
-    model: nn.Module, cfg: ModelConfig, mode: str, shapes: Shapes, dtype: torch.dtype
+    model: nn.Module,
+    cfg: ModelConfig,
+    mode: str,
+    shapes: Shapes,
+    dtype: torch.dtype,
+    experts: ExpertsMode = "dense",
 ) -> tuple[Callable[..., Any], Signature]:
     """
     The traced function of `mode` and its signature (parameters of `model`;
-    the attention variant of `cfg`).
+    the attention variant of `cfg`); with routed `experts`, the function
+    also returns the markers of `RoutedFn`.
     """
     if mode not in MODES:
         raise ExportError(f"unknown mode {mode!r} (known: {', '.join(MODES)})")
+    check_experts(cfg, mode, experts)
+    fn, sig = _program(model, cfg, mode, shapes, dtype)
+    sig = replace(
+        sig,
+        param_experts=_param_experts(model),
+        moe=moe_description(cfg, experts == "routed"),
+    )
+    if experts == "dense":
+        return fn, sig
+    markers = tuple(
+        (layer, e) for layer, moe in moe_layers(model) for e in range(len(moe.experts))
+    )
+    return RoutedFn(fn, model), replace(sig, markers=markers)
+
+
+def _program(
+    model: nn.Module, cfg: ModelConfig, mode: str, shapes: Shapes, dtype: torch.dtype
+) -> tuple[Callable[..., Any], Signature]:
+    """`program` of dense experts, without the MoE tags."""
     spec = cfg.attention
     check_attention(spec, mode)
     param_items = list(model.named_parameters())
@@ -529,8 +662,13 @@ def block_attr(tag: BlockTag) -> str:
     return f"{KV_BLOCK_ATTR} = array<i64: {tag.layer}, {int(tag.kind)}, {tag.block}>"
 
 
+def expert_attr(key: ExpertKey) -> str:
+    """`hyperoffload.expert = array<i64: layer, expert>`."""
+    return f"{EXPERT_ATTR} = array<i64: {key[0]}, {key[1]}>"
+
+
 def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
-    """Attach tier (and KV category and block) attributes to the arguments."""
+    """Attach tier (and KV category and block, or expert) attributes to the arguments."""
     match = re.search(rf"func\.func @{sig.func_name}\((.*?)\) ->", text)
     if match is None:
         raise ExportError(f"signature of @{sig.func_name} not found")
@@ -546,20 +684,36 @@ def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
                 attrs.append(block_attr(sig.kv_blocks[i - sig.first_kv]))
             tagged.append(f"{arg} {{{', '.join(attrs)}}}")
         else:
-            tagged.append(f"{arg} {{{tier_attr}}}")
+            attrs = [tier_attr]
+            if sig.param_experts and (key := sig.param_experts[i - sig.first_param]):
+                attrs.append(expert_attr(key))
+            tagged.append(f"{arg} {{{', '.join(attrs)}}}")
     start, end = match.span(1)
     return text[:start] + ", ".join(tagged) + text[end:]
 
 
 def tag_function(text: str, sig: Signature) -> str:
-    """Attach `hyperoffload.kv_cache` (a cache in blocks) to the function."""
-    if not sig.kv_cache:
+    """
+    Attach `hyperoffload.kv_cache` (a cache in blocks) and `hyperoffload.moe`
+    (MoE layers) to the function.
+    """
+    attrs = [
+        f"{name} = {value}"
+        for name, value in ((KV_CACHE_ATTR, sig.kv_cache), (MOE_ATTR, sig.moe))
+        if value
+    ]
+    if not attrs:
         return text
     header = re.search(rf"func\.func @{sig.func_name}\(.*( \{{)\n", text)
     if header is None:
         raise ExportError(f"body of @{sig.func_name} not found")
     at = header.start(1)
-    return f"{text[:at]} attributes {{{KV_CACHE_ATTR} = {sig.kv_cache}}}{text[at:]}"
+    return f"{text[:at]} attributes {{{', '.join(attrs)}}}{text[at:]}"
+
+
+def marker_attr(key: ExpertKey, kind: MarkerKind) -> str:
+    """`hyperoffload.route_marker = array<i64: layer, expert, kind>`."""
+    return f"{MARKER_ATTR} = array<i64: {key[0]}, {key[1]}, {int(kind)}>"
 
 
 def tag_results(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
@@ -568,19 +722,26 @@ def tag_results(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     the logits) as living in `tier`: the cache is the caller's, kept in the
     pool beside the cache arguments, so a plan writes it back (the caller
     receives the remote copy) instead of holding it in HBM at return.
+    The markers of routed experts (`Signature.markers`, the last results)
+    are tagged `hyperoffload.route_marker` instead.
     """
-    if sig.func_name not in ("prefill", "decode"):
+    cache = sig.func_name in ("prefill", "decode")
+    if not cache and not sig.markers:
         return text
     match = re.search(rf"func\.func @{sig.func_name}\(.*?\) -> \((.*?)\) \{{", text)
     if match is None:
         raise ExportError(f"results of @{sig.func_name} not found")
     results = match.group(1).split(", ")
+    first_marker = len(results) - 2 * len(sig.markers)
     tier_attr = f"hyperoffload.tier = #hyperoffload.tier<{tier}>"
     tagged = [results[0]]
-    for i, result in enumerate(results[1:]):
+    for i, result in enumerate(results[1:first_marker]):
         attrs = [tier_attr]
         if sig.result_blocks:
             attrs.append(block_attr(sig.result_blocks[i]))
+        tagged.append(f"{result} {{{', '.join(attrs)}}}")
+    for i, result in enumerate(results[first_marker:]):
+        attrs = [marker_attr(sig.markers[i // 2], MarkerKind(i % 2))]
         tagged.append(f"{result} {{{', '.join(attrs)}}}")
     start, end = match.span(1)
     return text[:start] + ", ".join(tagged) + text[end:]
@@ -596,12 +757,16 @@ def export(
     dtype: torch.dtype = torch.float32,
     tier: str = Tier.REMOTE,
     attention: AttentionSpec | None = None,
+    experts: ExpertsMode = "dense",
 ) -> Exported:
     """
     Export `mode` of `cfg` on fake tensors, optionally cut to `n_layers` and
     (moe family) with `n_dense_layers` leading dense layers, with the
     `attention` variant (default: the config's, full attention); parameters
-    and KV cache are tagged as living in `tier`.
+    and KV cache are tagged as living in `tier`. With routed `experts` (moe
+    family; not train) each routed expert runs under an `scf.if` on whether
+    any token chose it (`hyperoffload.frontend.route_experts`); the text is
+    then printed by xDSL.
     """
     if tier not in OFFLOAD_TIERS:
         raise ExportError(f"unknown tier {tier!r} (known: {', '.join(OFFLOAD_TIERS)})")
@@ -612,6 +777,7 @@ def export(
     if attention is not None:
         cfg = replace(cfg, attention=attention)
     check_attention(cfg.attention, mode)
+    check_experts(cfg, mode, experts)
     shapes = shapes or Shapes()
     if cfg.family == "gpt":
         needed = shapes.kv_len + 1 if mode == "decode" else shapes.seq
@@ -622,7 +788,7 @@ def export(
             )
     with torch.device("meta"):
         model = build_model(cfg).to(dtype)
-    fn, sig = program(model, cfg, mode, shapes, dtype)
+    fn, sig = program(model, cfg, mode, shapes, dtype, experts)
     grad = mode == "train"
     with FakeTensorMode() as fake_mode:
         args = [
@@ -634,6 +800,9 @@ def export(
     with fake_mode:
         text = lower(fn, args, sig.func_name)
     text = tag_function(tag_results(tag_args(text, sig, tier), sig, tier), sig)
+    if sig.markers:
+        text = route_experts_text(make_context(), text, f"<@{sig.func_name}>")
+        sig = replace(sig, markers=())
     return Exported(text, sig, time.perf_counter() - start)
 
 

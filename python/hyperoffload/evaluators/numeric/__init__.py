@@ -19,8 +19,10 @@ outputs_match_reference(module)   # True: stripping the offload ops changes noth
 
 Laid out as xDSL's interpreters: `core` (values, element types, errors),
 `frame` (residency and the op registry), one module per dialect (`arith`,
-`math`, `cf`, `tensor`, `linalg`, `func`, `hyperoffload`), the driver in
-`interpreter`, then `inputs` and `reference`.
+`math`, `cf`, `scf`, `tensor`, `linalg`, `func`, `hyperoffload`), the driver
+in `interpreter`, then `inputs` and `reference`. Regions (`linalg` bodies,
+the branches of `scf.if`) run in the frame of their op, so values from above
+are read with the same residency checks.
 
 Approximations: `bf16` has no numpy dtype; it is computed in `float32` and
 every `bf16` result is rounded back to `bf16` (as `arith-emulate-unsupported-

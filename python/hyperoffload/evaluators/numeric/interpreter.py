@@ -1,7 +1,9 @@
 """
 The numpy evaluator's driver: runs a function op by op, dispatching each op
 to its dialect's implementation, and checks that compute reads only values
-resident in HBM.
+resident in HBM. An op with regions runs them in the same frame
+(`linalg` bodies, `scf.if`): values from above are read with the same
+checks.
 
 ```python
 evaluate(module).outputs               # the first public function, random inputs
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.traits import IsTerminator
@@ -29,6 +31,7 @@ from hyperoffload.evaluators.numeric.hyperoffload import OffloadOp, run_offload_
 from hyperoffload.evaluators.numeric.inputs import prepare_inputs, random_inputs
 from hyperoffload.evaluators.numeric.linalg import LINALG, as_structured, run_structured
 from hyperoffload.evaluators.numeric.math import MATH
+from hyperoffload.evaluators.numeric.scf import run_if
 from hyperoffload.evaluators.numeric.tensor import TENSOR
 
 IMPLS: dict[str, Impl] = {
@@ -69,6 +72,8 @@ class _Interpreter:
             return run_offload_op(frame, op)
         if isinstance(op, func.CallOp):
             return run_call(frame, op)
+        if isinstance(op, scf.IfOp):
+            return run_if(frame, op)
         structured = as_structured(op)
         impl = IMPLS.get(op.name)
         if structured is None and impl is None:
