@@ -41,10 +41,12 @@ Policies, each modelled from its source (simplifications named):
   expert chosen fewer times);
 - `ours`: a resident hot set per layer chosen from the routing profile's
   frequencies (`choose_hot_set`: greedy by expected hits per byte across the
-  layers, whole experts), the rest of the budget as fetch buffers: a miss is
-  fetched after the router and freed after its compute. Speculation: the
-  previous token's experts of the next layer that are not hot are fetched
-  ahead of its router (the idea of Pre-gated MoE, Hwang et al., ISCA 2024,
+  layers, whole experts); the rest of the budget holds the experts it
+  fetched, the least recently chosen evicted first: a miss is fetched
+  after the router and kept. Speculation: the previous token's experts of
+  the next layer that are neither hot nor held (evicted by the layers in
+  between) are fetched ahead of its router, into free room or the room of
+  other layers' least recently chosen experts (the idea of Pre-gated MoE, Hwang et al., ISCA 2024,
   its pre-gate replaced by the previous token's choice), each only if it
   lands before that router on the estimated timeline, so it never delays a
   demand fetch; an unused one still counts in the bytes moved and its
@@ -100,7 +102,7 @@ LRU = "lru"
 MOE_INFINITY = "moe-infinity"
 """MoE-Infinity's activation-aware cache and next-layer prefetch (simplified)."""
 OURS = "ours"
-"""A hot set from the routing profile, fetch buffers, speculation into link slack."""
+"""A hot set from the routing profile, an LRU cache of the rest, speculation into link slack."""
 
 EXPERT_POLICIES = (OURS, ALL_RESIDENT, ON_DEMAND, LRU, MOE_INFINITY)
 """The policies a routed-expert run takes."""
@@ -652,7 +654,11 @@ class _ActivationAware(_Policy):
 
 
 class _HotSet(_Policy):
-    """`ours`: a resident hot set, fetch buffers, speculation into link slack."""
+    """
+    `ours`: a resident hot set; the rest of the budget holds the experts
+    fetched, least recently used evicted first (a fetch buffer that keeps
+    what it fetched); speculation into free room and link slack.
+    """
 
     def __init__(
         self,
@@ -672,13 +678,23 @@ class _HotSet(_Policy):
         self.speculate = speculate
         self.ahead: set[Key] = set()
         """Fetched speculatively, not used yet."""
+        self.cache: OrderedDict[Key, None] = OrderedDict()
+        """Fetched and used, not hot: least recently chosen first."""
 
     def _fits(self, key: Key) -> bool:
         return self.used_bytes + self.b.nbytes(key) <= self.capacity
 
+    def routed(self, keys: list[Key]) -> None:
+        for key in keys:
+            if key in self.cache:
+                self.cache.move_to_end(key)
+
     def admit(self, key: Key, protected: set[Key]) -> bool:
-        if not self._fits(key):
-            return False
+        while not self._fits(key):
+            victim = next((k for k in self.cache if k not in protected), None)
+            if victim is None:
+                return False
+            self._release(victim)
         self.used_bytes += self.b.nbytes(key)
         return True
 
@@ -686,10 +702,13 @@ class _HotSet(_Policy):
         self.b.free(key)
         self.used_bytes -= self.b.nbytes(key)
         self.ahead.discard(key)
+        self.cache.pop(key, None)
 
     def used(self, key: Key) -> None:
         if key not in self.hot:
-            self._release(key)
+            self.ahead.discard(key)
+            self.cache[key] = None
+            self.cache.move_to_end(key)
 
     def background(
         self, token: int, layer: int, deadline: float, protected: set[Key]
@@ -702,8 +721,16 @@ class _HotSet(_Policy):
             key=lambda key: (-self.frequencies[layer][key[1]], key[1]),
         )
         for key in predicted:
-            if not (self._fits(key) and self.b.lands_by(key, deadline)):
+            if not self.b.lands_by(key, deadline):
                 return
+            while not self._fits(key):  # room from other layers' oldest
+                victim = next(
+                    (k for k in self.cache if k[0] != layer and k not in protected),
+                    None,
+                )
+                if victim is None:
+                    return
+                self._release(victim)
             self.used_bytes += self.b.nbytes(key)
             self.b.fetch(key, token)
             self.ahead.add(key)
