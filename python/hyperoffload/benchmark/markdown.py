@@ -177,10 +177,40 @@ def _longest_generation_section(scenario: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _experts_section(scenario: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for preset in scenario["presets"]:
+        weights = preset["expert_weight_bytes"]
+        for routing in preset["routings"]:
+            fixed = [r for r in routing["runs"] if r["budget"] == scenario["fixed"]]
+            lines += [
+                f"**{preset['hardware']}**, routing `{routing['routing']}`, "
+                f"{scenario['tokens']} tokens after a warm-up; routed experts "
+                f"{format_bytes(weights)}, budget {scenario['fixed']:.0%} of them "
+                f"({format_bytes(fixed[0]['budget_bytes']) if fixed else '-'}); the "
+                f"least budget tried within {scenario['limit']:.0%} of `all-resident`:",
+                "",
+                "| policy | tokens/s | hit rate | moved/token | exposed/token "
+                "| least budget within |",
+                "| --- | --- | --- | --- | --- | --- |",
+            ]
+            for row in fixed:
+                least = routing["least_within"][row["policy"]]
+                lines.append(
+                    f"| {row['policy']} | {row['tokens_per_s']:.2f} "
+                    f"| {row['expert_hit_rate']:.3f} "
+                    f"| {format_bytes(round(row['bytes_moved_per_token']))} "
+                    f"| {row['exposed_transfer_s'] * 1e3:.2f} ms "
+                    f"| {'none tried' if least is None else format_bytes(least)} |"
+                )
+            lines += ["", f"![{routing['plot']}]({routing['plot']})", ""]
+    return lines
+
+
 def _workload_lines(scenario: dict[str, Any]) -> list[str]:
     if scenario["kind"] == "longest-generation":
         return [f"Programs: `{scenario['command']}`."]
-    if scenario["kind"] in ("peak-at-slowdown", "generation"):
+    if scenario["kind"] in ("peak-at-slowdown", "generation", "experts"):
         return [
             f"Program: `{scenario['command']}` ({scenario['ops']:,} ops; export "
             f"{scenario['export_s']:.1f} s, parse {scenario['parse_s']:.1f} s)."
@@ -218,6 +248,8 @@ def suite_markdown(results: dict[str, Any]) -> str:
             lines += _generation_section(scenario)
         elif scenario["kind"] == "longest-generation":
             lines += _longest_generation_section(scenario)
+        elif scenario["kind"] == "experts":
+            lines += _experts_section(scenario)
         else:
             lines += _longest_section(scenario)
     return "\n".join(lines)

@@ -23,6 +23,11 @@ _COLORS = {
     "hyperoffload, arguments in tier": "tab:cyan",
     "plan": "tab:blue",
     "flexgen": "tab:brown",
+    "ours": "tab:blue",
+    "all-resident": "black",
+    "on-demand": "tab:gray",
+    "lru": "tab:red",
+    "moe-infinity": "tab:green",
 }
 
 
@@ -138,6 +143,26 @@ def write_kv_throughput_plot(
                 color=_COLORS.get(policy),
             )
     axis.set_xlabel("KV cache in HBM at the peak (GB)")
+    axis.set_ylabel("tokens/s")
+    axis.set_title(title, fontsize="medium")
+    _save(plt, figure, axis, path)
+
+
+def write_budget_throughput_plot(
+    curves: dict[str, list[tuple[int, float]]], path: Path, title: str
+) -> None:
+    """Tokens/s against the HBM budget for experts, a line per policy."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for policy, points in curves.items():
+        axis.plot(
+            [budget / 1e9 for budget, _ in points],
+            [rate for _, rate in points],
+            marker="o",
+            label=policy,
+            color=_COLORS.get(policy),
+        )
+    axis.set_xlabel("HBM budget for routed experts (GB)")
     axis.set_ylabel("tokens/s")
     axis.set_title(title, fontsize="medium")
     _save(plt, figure, axis, path)

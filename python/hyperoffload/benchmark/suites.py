@@ -5,11 +5,18 @@ sizes (DESIGN.md §1); `quick` the same kinds on tiny models, for tests.
 
 from __future__ import annotations
 
+from hyperoffload.benchmark.experts import ExpertGeneration
 from hyperoffload.benchmark.generation import DecodeGeneration, LongestGeneration
 from hyperoffload.benchmark.scenarios import LongestSequence, PeakAtSlowdown
 from hyperoffload.benchmark.workloads import Export
 
-Scenario = PeakAtSlowdown | LongestSequence | DecodeGeneration | LongestGeneration
+Scenario = (
+    PeakAtSlowdown
+    | LongestSequence
+    | DecodeGeneration
+    | LongestGeneration
+    | ExpertGeneration
+)
 
 _KV_LENGTHS = tuple(range(64 * 1024, 128 * 1024 + 1, 4 * 1024))
 _WINDOW_LENGTHS = (131_072, 262_144, 524_288, 1_048_576)
@@ -35,6 +42,9 @@ _WINDOW = Export(
     window=4096,
     sinks=4,
 )
+_EXPERT_BUDGETS = (0.125, 0.25, 0.5, 0.75, 1.0)
+"""Expert budgets, as fractions of the routed experts' weights."""
+_ROUTINGS = ("uniform", "zipf:1.0")
 _SEED_KV = "61.2 GB -> 45.0 GB at 99% throughput"
 _SEED_LONGEST = "longest context at fixed HBM 71K -> 123K tokens"
 
@@ -182,6 +192,46 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             limit=0.01,
             paper=_SEED_LONGEST,
         ),
+        # --- routed experts under an expert budget ---
+        ExpertGeneration(
+            "deepseek-v3-routed-decode",
+            "DeepSeek-V3 decode, 2 MoE layers (256 experts top-8 + 1 shared, bf16, "
+            "KV 4096), routed experts under an HBM budget",
+            Export(
+                "deepseek-v3",
+                "decode",
+                layers=2,
+                dense_layers=0,
+                kv_len=4096,
+                experts="routed",
+            ),
+            ("ascend-910c",),
+            _ROUTINGS,
+            _EXPERT_BUDGETS,
+            0.5,
+            tokens=32,
+            paper="MoE-Infinity: 2-20x lower latency than DeepSpeed-Inference, "
+            "llama.cpp, Mixtral-offloading",
+            # the peers' caches start empty: 128 tokens warm them (DeepSeek's
+            # 8 of 256 touch every expert of a layer in 32 tokens at best)
+            warmup=128,
+        ),
+        ExpertGeneration(
+            "mixtral-8x7b-routed-decode",
+            "Mixtral-8x7B decode, 4 layers (8 experts top-2, bf16, KV 4096), "
+            "routed experts under an HBM budget",
+            Export("mixtral-8x7b", "decode", layers=4, kv_len=4096, experts="routed"),
+            ("ascend-910c",),
+            _ROUTINGS,
+            _EXPERT_BUDGETS,
+            0.5,
+            tokens=32,
+            paper="MoE-Infinity: 2-20x lower latency than DeepSpeed-Inference, "
+            "llama.cpp, Mixtral-offloading",
+            # the peers' caches start empty: 128 tokens warm them (DeepSeek's
+            # 8 of 256 touch every expert of a layer in 32 tokens at best)
+            warmup=128,
+        ),
         # --- a 1M-token context on one device, spilling to NVMe ---
         LongestSequence(
             "llama3-8b-decode-1m-nvme",
@@ -201,6 +251,17 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
         ),
     ),
     "quick": (
+        ExpertGeneration(
+            "tiny-moe-routed-decode",
+            "tiny MoE decode, routed experts under an HBM budget",
+            Export("tiny-moe", "decode", kv_len=16, dtype="f32", experts="routed"),
+            ("ascend-910c",),
+            _ROUTINGS,
+            (0.25, 0.5, 1.0),
+            0.5,
+            tokens=16,
+            paper="-",
+        ),
         PeakAtSlowdown(
             "tiny-llama-train",
             "tiny LLaMA training step",

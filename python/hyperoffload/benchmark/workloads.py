@@ -66,6 +66,8 @@ class Export:
     kv_block: int | None = None
     window: int | None = None
     sinks: int | None = None
+    experts: str = "dense"
+    """`dense` or `routed` (`hyperoffload-gen --experts`)."""
 
     def argv(self) -> list[str]:
         args = [self.model, "--mode", self.mode, "--dtype", self.dtype]
@@ -73,6 +75,8 @@ class Export:
             args += ["--tier", self.tier]
         if self.attention != "full":
             args += ["--attention", self.attention]
+        if self.experts != "dense":
+            args += ["--experts", self.experts]
         for flag, value in (
             ("--layers", self.layers),
             ("--seq", self.seq),

@@ -826,7 +826,8 @@ def _plan_hot_set(
     largest experts) and no speculation, or one leaving buffers for two
     layers' with speculation, if its expected fetches fit in the expected
     compute time per token (the link has slack) and leave less on demand.
-    A given hot set speculates on the same two conditions.
+    A given hot set speculates on the same two conditions. A budget that
+    holds every expert keeps them all.
     """
     compute = step.compute_per_token_s(frequencies)
 
@@ -838,6 +839,8 @@ def _plan_hot_set(
     if given is not None:
         hot = _checked_hot_set(step, given, budget)
         return hot, pays(hot, hot)
+    if step.expert_weight_bytes() <= budget:  # room for all: every expert hot
+        return [list(range(step.experts)) for _ in step.layers], False
     buffers = step.top_k * max(max(spec.expert_bytes) for spec in step.layers)
     hot = choose_hot_set(step, frequencies, budget - buffers)
     wider = choose_hot_set(step, frequencies, budget - 2 * buffers)

@@ -38,6 +38,29 @@ def test_outputs_are_written(quick: tuple[dict[str, Any], Path]) -> None:
                 assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_routed_experts(quick: tuple[dict[str, Any], Path]) -> None:
+    """Each policy at each budget; all-resident is the throughput to keep."""
+    scenario = _scenario(quick[0], "tiny-moe-routed-decode")
+    (preset,) = scenario["presets"]
+    for routing in preset["routings"]:
+        runs = routing["runs"]
+        assert {r["policy"] for r in runs} == {
+            "ours",
+            "all-resident",
+            "on-demand",
+            "lru",
+            "moe-infinity",
+        }
+        for run in runs:
+            if run["policy"] == "all-resident":
+                assert run["expert_hit_rate"] == 1.0
+            else:
+                assert run["peak_hbm_bytes"] <= run["budget_bytes"]
+        full = [r for r in runs if r["budget"] == 1.0 and r["policy"] == "ours"]
+        assert full[0]["expert_hit_rate"] == 1.0  # room for every expert: all hot
+        assert routing["least_within"]["all-resident"] is not None
+
+
 @pytest.mark.parametrize("name", ["tiny-llama-train", "tiny-llama-decode"])
 def test_best_settings_are_within_the_limit(
     quick: tuple[dict[str, Any], Path], name: str

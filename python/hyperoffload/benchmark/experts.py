@@ -1,0 +1,145 @@
+"""
+The routed-expert scenario: a routed MoE decode step (`hyperoffload-gen
+MODEL --experts routed`) run for `tokens` tokens under each expert-cache
+policy (`hyperoffload.sim.experts`), for each routing and each expert
+budget (a fraction of the routed experts' weights), and for each policy the
+least budget keeping `1 - limit` of `all-resident`'s tokens/s.
+
+```python
+scenario = ExpertGeneration("moe", "tiny MoE", Export("tiny-moe", "decode", kv_len=16,
+                            dtype="f32", experts="routed"), ("ascend-910c",),
+                            routings=("uniform", "zipf:1.0"), budgets=(0.5, 1.0),
+                            fixed=0.5, tokens=32, paper="-")
+result = scenario.run(Context(work=Path("build/bench"), out=Path("out"), log=print))
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hyperoffload.analysis.moe_step import moe_step
+from hyperoffload.benchmark.plots import write_budget_throughput_plot
+from hyperoffload.benchmark.scenarios import Context
+from hyperoffload.benchmark.workloads import Export, load_workload
+from hyperoffload.sim.experts import (
+    ALL_RESIDENT,
+    EXPERT_POLICIES,
+    MoEStep,
+    simulate_experts,
+)
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.routing import parse_routing
+
+
+@dataclass(frozen=True)
+class ExpertGeneration:
+    name: str
+    title: str
+    export: Export
+    presets: tuple[str, ...]
+    routings: tuple[str, ...]
+    """`--routing` specs (`hyperoffload.sim.routing`)."""
+    budgets: tuple[float, ...]
+    """Expert budgets as fractions of the routed experts' weights, ascending."""
+    fixed: float
+    """The budget of the table (one of `budgets`)."""
+    tokens: int
+    paper: str
+    limit: float = 0.05
+    warmup: int = 8
+    """Tokens run before the measured ones (the caches start warm)."""
+    seed: int = 0
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        ctx.out.mkdir(parents=True, exist_ok=True)
+        presets: list[dict[str, Any]] = []
+        workload = None
+        for name in self.presets:
+            hardware = load_hardware(name)
+            spec = self.export.on(hardware)
+            if workload is None or workload.spec != spec:
+                workload = load_workload(spec, ctx.work, ctx.log)
+            step = moe_step(workload.module, hardware)
+            presets.append(self._preset(step, hardware, ctx))
+        assert workload is not None
+        return {
+            "name": self.name,
+            "kind": "experts",
+            "title": self.title,
+            "paper": self.paper,
+            "limit": self.limit,
+            "tokens": self.tokens,
+            "fixed": self.fixed,
+            "command": workload.spec.command,
+            "ops": workload.ops,
+            "export_s": workload.export_s,
+            "parse_s": workload.parse_s,
+            "presets": presets,
+        }
+
+    def _preset(
+        self, step: MoEStep, hardware: Hardware, ctx: Context
+    ) -> dict[str, Any]:
+        weights = step.expert_weight_bytes()
+        smallest = sum(max(layer.expert_bytes) for layer in step.layers)
+        budgets = [b for b in self.budgets if b * weights >= smallest]
+        routings: list[dict[str, Any]] = []
+        plots: list[str] = []
+        for spec in self.routings:
+            routing = parse_routing(spec)
+            curves: dict[str, list[tuple[int, float]]] = {}
+            runs: list[dict[str, Any]] = []
+            for fraction in budgets:
+                budget = int(fraction * weights)
+                for policy in EXPERT_POLICIES:
+                    result = simulate_experts(
+                        step,
+                        routing,
+                        self.tokens,
+                        policy,
+                        hardware,
+                        budget,
+                        self.seed,
+                        self.warmup,
+                    )
+                    runs.append(
+                        result.report() | {"budget": fraction, "budget_bytes": budget}
+                    )
+                    curves.setdefault(policy, []).append((budget, result.tokens_per_s))
+            reference = next(r for r in runs if r["policy"] == ALL_RESIDENT)
+            floor = reference["tokens_per_s"] * (1 - self.limit)
+            least = {
+                policy: next(
+                    (
+                        r["budget_bytes"]
+                        for r in runs
+                        if r["policy"] == policy and r["tokens_per_s"] >= floor
+                    ),
+                    None,
+                )
+                for policy in EXPERT_POLICIES
+            } | {ALL_RESIDENT: weights}  # it holds every expert, whatever the budget
+            plot = f"{self.name}-{hardware.name}-{spec.replace(':', '')}.png"
+            write_budget_throughput_plot(
+                curves, ctx.out / plot, f"{self.title}, {spec}, on {hardware.name}"
+            )
+            plots.append(plot)
+            ctx.log(
+                f"{hardware.name} {spec}: at {self.fixed:.0%} "
+                + ", ".join(
+                    f"{r['policy']} {r['tokens_per_s']:.2f}"
+                    for r in runs
+                    if r["budget"] == self.fixed
+                )
+            )
+            routings.append(
+                {"routing": spec, "runs": runs, "least_within": least, "plot": plot}
+            )
+        return {
+            "hardware": hardware.name,
+            "expert_weight_bytes": weights,
+            "routings": routings,
+            "plots": plots,
+        }
