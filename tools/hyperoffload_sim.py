@@ -17,6 +17,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from xdsl.dialects.builtin import ModuleOp
+
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import Severity, emit, verify_module
 from hyperoffload.sim.experts import EXPERT_POLICIES
@@ -164,13 +166,8 @@ def _load(
         schedule = Schedule.loads(text)
         return schedule, schedule, None
     from hyperoffload.analysis.extract import program_schedules
-    from hyperoffload.ir.parsing import parse_mlir
 
-    start = time.perf_counter()
-    ctx = make_context()
-    module = parse_mlir(ctx, text, str(options.input))
-    verify_module(module)  # what the schedule is extracted from must be valid IR
-    _progress(f"parsed {options.input} in {time.perf_counter() - start:.2f} s")
+    module = _program(options, text)
     planned, stripped, unknown = program_schedules(module, hardware, options.function)
     if unknown:
         emit(
@@ -180,6 +177,18 @@ def _load(
             "estimated from bytes moved at HBM bandwidth",
         )
     return planned, stripped, module
+
+
+def _program(options: argparse.Namespace, text: str | None = None) -> ModuleOp:
+    """The input program, parsed and verified (what is simulated must be valid IR)."""
+    from hyperoffload.ir.parsing import parse_mlir
+
+    start = time.perf_counter()
+    source = options.input.read_text() if text is None else text
+    module = parse_mlir(make_context(), source, str(options.input))
+    verify_module(module)
+    _progress(f"parsed {options.input} in {time.perf_counter() - start:.2f} s")
+    return module
 
 
 def _json(reports: list[dict[str, Any]]) -> str:
@@ -192,7 +201,6 @@ def _json(reports: list[dict[str, Any]]) -> str:
 def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
     """`--generate N`: the decode step called N times under each policy."""
     from hyperoffload.analysis.kv_cache import decode_step
-    from hyperoffload.ir.parsing import parse_mlir
     from hyperoffload.sim.generation import (
         format_generation_table,
         simulate_generation,
@@ -204,8 +212,7 @@ def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
     policies = (
         list(GENERATION_POLICIES) if options.policy == "all" else [options.policy]
     )
-    module = parse_mlir(make_context(), options.input.read_text(), str(options.input))
-    verify_module(module)
+    module = _program(options)
     step = decode_step(module, hardware, options.function)
     reports: list[dict[str, Any]] = []
     runs: list[tuple[str, list[int]]] = []
@@ -243,7 +250,6 @@ def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
 def _route(options: argparse.Namespace, hardware: Hardware) -> int:
     """`--routing SPEC --generate N`: routed experts over N decode tokens."""
     from hyperoffload.analysis.moe_step import moe_step
-    from hyperoffload.ir.parsing import parse_mlir
     from hyperoffload.sim.experts import format_expert_table, simulate_experts
     from hyperoffload.sim.routing import parse_routing
 
@@ -252,8 +258,7 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> int:
     if options.input.suffix == ".json":
         raise PolicyError("--routing needs a program, not a schedule")
     routing = parse_routing(options.routing)
-    module = parse_mlir(make_context(), options.input.read_text(), str(options.input))
-    verify_module(module)
+    module = _program(options)
     step = moe_step(module, hardware, options.function)
     budget = (
         step.expert_weight_bytes() // 2

@@ -29,8 +29,9 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute
 
-from hyperoffload.analysis.cost import tensor_bytes
-from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.branches import taken_path
+from hyperoffload.analysis.cost import CostModel, tensor_bytes
+from hyperoffload.analysis.extract import extract_schedule, main_function
 from hyperoffload.dialects.hyperoffload import EXPERT_ATTR, MOE_ATTR
 from hyperoffload.ir.diagnostics import diagnostic_at, location_of
 from hyperoffload.sim.experts import ExpertError, MoELayer, MoEStep
@@ -101,10 +102,11 @@ def moe_step(
                 func_op, f"experts without tagged weights: {', '.join(missing)}"
             )
         )
-    planned, _, _ = program_schedules(module, hardware, function)
+    path = main_function(taken_path(module), function)  # every expert runs
+    schedule = extract_schedule(path, CostModel(hardware))
     kernels = [
         (owner.get(step.loc), step.time_s)
-        for step in planned.steps
+        for step in schedule.steps
         if isinstance(step, Compute)
     ]
     return MoEStep(tuple(_layers(kernels, layers, experts, weights)), top_k.value.data)
@@ -116,14 +118,15 @@ def _layers(
     experts: int,
     weights: dict[Key, int],
 ) -> list[MoELayer]:
-    first = {
-        layer: min(i for i, (k, _) in enumerate(kernels) if k and k[0] == layer)
-        for layer in layers
-    }
-    last = {
-        layer: max(i for i, (k, _) in enumerate(kernels) if k and k[0] == layer)
-        for layer in layers
-    }
+    first: dict[int, int] = {}  # layer -> index of its first and last expert kernel
+    last: dict[int, int] = {}
+    for i, (key, _) in enumerate(kernels):
+        if key is not None:
+            first.setdefault(key[0], i)
+            last[key[0]] = i
+    idle = [layer for layer in layers if layer not in first]
+    if idle:
+        raise ExpertError(f"MoE layers whose experts compute nothing: {idle}")
     result: list[MoELayer] = []
     start = 0
     for n, layer in enumerate(layers):

@@ -22,14 +22,14 @@ from typing import Any
 from hyperoffload.analysis.moe_step import moe_step
 from hyperoffload.benchmark.plots import write_budget_throughput_plot
 from hyperoffload.benchmark.scenarios import Context
-from hyperoffload.benchmark.workloads import Export, load_workload
+from hyperoffload.benchmark.workloads import Export, preset_workloads
 from hyperoffload.sim.experts import (
     ALL_RESIDENT,
     EXPERT_POLICIES,
     MoEStep,
     simulate_experts,
 )
-from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.routing import parse_routing
 
 
@@ -56,11 +56,9 @@ class ExpertGeneration:
         ctx.out.mkdir(parents=True, exist_ok=True)
         presets: list[dict[str, Any]] = []
         workload = None
-        for name in self.presets:
-            hardware = load_hardware(name)
-            spec = self.export.on(hardware)
-            if workload is None or workload.spec != spec:
-                workload = load_workload(spec, ctx.work, ctx.log)
+        for hardware, workload in preset_workloads(
+            self.export, self.presets, None, ctx.work, ctx.log
+        ):
             step = moe_step(workload.module, hardware)
             presets.append(self._preset(step, hardware, ctx))
         assert workload is not None

@@ -26,7 +26,7 @@ from typing import Any
 from hyperoffload.analysis.kv_cache import decode_step
 from hyperoffload.benchmark.plots import write_kv_throughput_plot
 from hyperoffload.benchmark.scenarios import Context
-from hyperoffload.benchmark.workloads import Export, load_workload
+from hyperoffload.benchmark.workloads import Export, load_workload, preset_workloads
 from hyperoffload.sim.generation import (
     GenerationResult,
     StepBlocks,
@@ -60,11 +60,9 @@ class DecodeGeneration:
         ctx.out.mkdir(parents=True, exist_ok=True)
         presets: list[dict[str, Any]] = []
         workload = None
-        for name in self.presets:
-            hardware = load_hardware(name, self.hbm_capacity)
-            spec = self.export.on(hardware)
-            if workload is None or workload.spec != spec:
-                workload = load_workload(spec, ctx.work, ctx.log)
+        for hardware, workload in preset_workloads(
+            self.export, self.presets, self.hbm_capacity, ctx.work, ctx.log
+        ):
             step = decode_step(workload.module, hardware)
             presets.append(self._preset(step, hardware, ctx))
         assert workload is not None

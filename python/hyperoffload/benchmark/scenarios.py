@@ -34,7 +34,13 @@ from hyperoffload.benchmark.peers import (
     PolicySearch,
 )
 from hyperoffload.benchmark.plots import write_longest_plot, write_tradeoff_plot
-from hyperoffload.benchmark.workloads import Export, Log, Workload, load_workload
+from hyperoffload.benchmark.workloads import (
+    Export,
+    Log,
+    Workload,
+    load_workload,
+    preset_workloads,
+)
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.planner import PlanError
@@ -118,21 +124,21 @@ class PeakAtSlowdown:
 
     def run(self, ctx: Context) -> dict[str, Any]:
         ctx.out.mkdir(parents=True, exist_ok=True)
-        workloads: dict[Export, Workload] = {}
+        first: Workload | None = None
         presets: list[dict[str, Any]] = []
-        for name in self.presets:
-            hardware = load_hardware(name, self.hbm_capacity)
-            spec = self.export.on(hardware)
-            if spec not in workloads:
-                workloads[spec] = load_workload(spec, ctx.work, ctx.log)
-            presets.append(self._preset(workloads[spec], hardware, ctx))
+        for hardware, workload in preset_workloads(
+            self.export, self.presets, self.hbm_capacity, ctx.work, ctx.log
+        ):
+            first = first or workload
+            presets.append(self._preset(workload, hardware, ctx))
+        assert first is not None
         return {
             "name": self.name,
             "kind": "peak-at-slowdown",
             "title": self.title,
             "paper": self.paper,
             "limit": self.limit,
-            **_workload_fields(next(iter(workloads.values()))),
+            **_workload_fields(first),
             "presets": presets,
         }
 

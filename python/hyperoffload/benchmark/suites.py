@@ -45,6 +45,13 @@ _WINDOW = Export(
 _EXPERT_BUDGETS = (0.125, 0.25, 0.5, 0.75, 1.0)
 """Expert budgets, as fractions of the routed experts' weights."""
 _ROUTINGS = ("uniform", "zipf:1.0")
+_MOE_WARMUP = 128
+"""The peers' caches start empty: 128 tokens warm them (DeepSeek-V3's 8 of
+256 touch every expert of a layer in 32 tokens at best)."""
+_SEED_MOE = (
+    "MoE-Infinity: 2-20x lower latency than DeepSpeed-Inference, llama.cpp, "
+    "Mixtral-offloading"
+)
 _SEED_KV = "61.2 GB -> 45.0 GB at 99% throughput"
 _SEED_LONGEST = "longest context at fixed HBM 71K -> 123K tokens"
 
@@ -210,11 +217,8 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             _EXPERT_BUDGETS,
             0.5,
             tokens=32,
-            paper="MoE-Infinity: 2-20x lower latency than DeepSpeed-Inference, "
-            "llama.cpp, Mixtral-offloading",
-            # the peers' caches start empty: 128 tokens warm them (DeepSeek's
-            # 8 of 256 touch every expert of a layer in 32 tokens at best)
-            warmup=128,
+            paper=_SEED_MOE,
+            warmup=_MOE_WARMUP,
         ),
         ExpertGeneration(
             "mixtral-8x7b-routed-decode",
@@ -226,11 +230,8 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             _EXPERT_BUDGETS,
             0.5,
             tokens=32,
-            paper="MoE-Infinity: 2-20x lower latency than DeepSpeed-Inference, "
-            "llama.cpp, Mixtral-offloading",
-            # the peers' caches start empty: 128 tokens warm them (DeepSeek's
-            # 8 of 256 touch every expert of a layer in 32 tokens at best)
-            warmup=128,
+            paper=_SEED_MOE,
+            warmup=_MOE_WARMUP,
         ),
         # --- a 1M-token context on one device, spilling to NVMe ---
         LongestSequence(

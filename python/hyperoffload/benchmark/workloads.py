@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 from hyperoffload.analysis.extract import main_function, program_schedules
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.policies import PolicyOptions, run_policy
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult
@@ -180,3 +180,23 @@ def load_workload(spec: Export, directory: Path, log: Log) -> Workload:
     ops = sum(1 for _ in main_function(module).body.block.ops)
     log(f"{spec.file_name()}: {ops} ops, parsed in {parse_s:.1f} s")
     return Workload(spec, ctx, module, ops, export_s, parse_s)
+
+
+def preset_workloads(
+    export: Export,
+    presets: Sequence[str],
+    hbm_capacity: str | None,
+    directory: Path,
+    log: Log,
+) -> Iterator[tuple[Hardware, Workload]]:
+    """
+    Each preset's hardware and `export` on it, loaded once for presets in a
+    row that put its arguments in the same tier (one program held at a time).
+    """
+    workload: Workload | None = None
+    for name in presets:
+        hardware = load_hardware(name, hbm_capacity)
+        spec = export.on(hardware)
+        if workload is None or workload.spec != spec:
+            workload = load_workload(spec, directory, log)
+        yield hardware, workload
