@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.passes.options import InsertOptions
+from hyperoffload.planning.experts import is_routed
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.sim.hardware import Hardware
@@ -41,11 +42,14 @@ from hyperoffload.support.units import format_bytes
 def planning_loops(
     module: ModuleOp, hardware: Hardware, options: LoopOptions
 ) -> list[PlanningLoop]:
-    """One planning loop per function with a body, each on its graph (extracted once)."""
+    """
+    One planning loop per function with a body, each on its graph (extracted
+    once); routed MoE functions are planned by `InsertOptions.place_experts`.
+    """
     return [
         PlanningLoop.for_function(f, hardware, options)
         for f in module.walk()
-        if isinstance(f, FuncOp) and not f.is_declaration
+        if isinstance(f, FuncOp) and not f.is_declaration and not is_routed(f)
     ]
 
 
@@ -78,6 +82,7 @@ class InsertPass(InsertOptions, ModulePass):
         try:
             hardware = self.load_hardware()
             options = self.loop_options(hardware.hbm_capacity)
+            self.place_experts(op, hardware, self.name)
             for loop in planning_loops(op, hardware, options):
                 trial = loop.trial(hardware.hbm_capacity)
                 trial = loop.write(trial)

@@ -12,12 +12,18 @@ hyperoffload-opt model.mlir -p 'hyperoffload-pipeline{hbm-capacity=32GB alpha=0 
 from dataclasses import dataclass
 from typing import Literal
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
 from hyperoffload.analysis.lifetimes import CATEGORIES, Category
+from hyperoffload.ir.diagnostics import Severity, emit
+from hyperoffload.planning.experts import is_routed, place_experts, write_placement
 from hyperoffload.planning.loop import LoopOptions
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.layout import DEFAULT_ALIGNMENT
+from hyperoffload.sim.routing import parse_routing
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import parse_duration, parse_size
 
@@ -77,6 +83,34 @@ class InsertOptions(LayoutOptions):
     """Functions with more compute steps (kernels) are refused by `solver=milp`."""
     compress_kv: Literal["none", "int8"] = "none"
     """Compress every move of KV state (`int8`: lossy, half the bytes of bf16)."""
+    routing: str = "uniform"
+    """Routed MoE programs: the routers' profile, `uniform`, `zipf:S` or `trace:FILE`."""
+    routing_seed: int = 0
+    """The seed of the profile's expert permutation (`zipf:S`)."""
+    speculate: bool = True
+    """Routed MoE programs: fetch cold experts chosen at least half the time ahead of the router."""
+
+    def place_experts(
+        self, module: ModuleOp, hardware: Hardware, pass_name: str
+    ) -> None:
+        """Plan each routed function of `module` in place (`hyperoffload.planning.experts`)."""
+        routing = parse_routing(self.routing)
+        for function in module.walk():
+            if isinstance(function, FuncOp) and is_routed(function):
+                placement = place_experts(
+                    module,
+                    function,
+                    hardware,
+                    routing,
+                    self.routing_seed,
+                    self.speculate,
+                )
+                write_placement(function, placement, routing, hardware.offload_tier)
+                emit(
+                    pass_name,
+                    Severity.REMARK,
+                    f"@{function.sym_name.data}: {placement.summary()}",
+                )
 
     def loop_options(
         self, capacity: int, move: MoveOptions | None = None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -28,6 +29,7 @@ from hyperoffload.ir.diagnostics import verify_offload
 from hyperoffload.passes.insert import planning_loops, warn_if_unmet
 from hyperoffload.passes.move_window import move_window
 from hyperoffload.passes.options import InsertOptions, MoveWindowOptions
+from hyperoffload.planning.experts import is_routed
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanError
@@ -63,6 +65,14 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
             hardware = self.load_hardware()
             capacity = hardware.hbm_capacity
             options = self.loop_options(capacity)
+            if self.max_slowdown is not None and any(
+                isinstance(f, FuncOp) and is_routed(f) for f in op.walk()
+            ):
+                raise ValueError(
+                    "max-slowdown plans dense programs; a routed MoE program "
+                    "takes an hbm-capacity and a routing profile (routing=...)"
+                )
+            self.place_experts(op, hardware, self.name)
             for loop in planning_loops(op, hardware, options):
                 if self.max_slowdown is None:
                     trial = loop.trial(capacity)

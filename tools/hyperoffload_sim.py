@@ -88,13 +88,14 @@ def _arguments() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="--generate on a routed MoE export (hyperoffload-gen ... --experts routed): "
         "experts chosen per token by uniform, zipf:S or trace:FILE, seeded; policies: "
-        f"{', '.join(EXPERT_POLICIES)} (plan means ours)",
+        f"{', '.join(EXPERT_POLICIES)} (plan means ours: on a program planned with "
+        "routing=..., with its resident experts)",
     )
     parser.add_argument(
         "--expert-budget",
         metavar="SIZE",
         help="--routing: HBM for routed experts' weights, e.g. 2GB "
-        "(default: half of them)",
+        "(default: the planned program's budget, else half of them)",
     )
     parser.add_argument(
         "--seed", type=int, default=0, help="--routing: the sampling seed (default: 0)"
@@ -249,7 +250,10 @@ def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
 
 def _route(options: argparse.Namespace, hardware: Hardware) -> int:
     """`--routing SPEC --generate N`: routed experts over N decode tokens."""
+    from hyperoffload.analysis.extract import main_function
     from hyperoffload.analysis.moe_step import moe_step
+    from hyperoffload.ir.strip import strip_offload_ops
+    from hyperoffload.planning.experts import planned_hot_set
     from hyperoffload.sim.experts import format_expert_table, simulate_experts
     from hyperoffload.sim.routing import parse_routing
 
@@ -259,12 +263,18 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> int:
         raise PolicyError("--routing needs a program, not a schedule")
     routing = parse_routing(options.routing)
     module = _program(options)
-    step = moe_step(module, hardware, options.function)
+    planned = planned_hot_set(main_function(module, options.function))
+    stripped = module.clone()
+    strip_offload_ops(stripped)
+    step = moe_step(stripped, hardware, options.function)
+    hot_set, planned_budget = planned or (None, step.expert_weight_bytes() // 2)
     budget = (
-        step.expert_weight_bytes() // 2
+        planned_budget
         if options.expert_budget is None
         else parse_size(options.expert_budget)
     )
+    if planned is not None:
+        _progress("the program is planned: ours keeps its resident experts")
     if options.policy == "all":
         policies = list(EXPERT_POLICIES)
     else:
@@ -281,7 +291,14 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> int:
     reports: list[dict[str, Any]] = []
     for policy in policies:
         result = simulate_experts(
-            step, routing, options.generate, policy, hardware, budget, options.seed
+            step,
+            routing,
+            options.generate,
+            policy,
+            hardware,
+            budget,
+            options.seed,
+            hot_set=hot_set,
         )
         reports.append(result.report() | {"hardware": hardware.name})
     print(_json(reports) if options.json else format_expert_table(reports))

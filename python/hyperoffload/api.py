@@ -36,7 +36,11 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import extract_schedule, main_function
+from hyperoffload.analysis.extract import (
+    extract_schedule,
+    main_function,
+    program_schedules,
+)
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType, StoreOp
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir, read_upstream
@@ -105,8 +109,12 @@ def plan_module(
     model = load_hardware(hardware, hbm_capacity)
     function = main_function(module)
     planned = dict(_pipeline(hardware, hbm_capacity, **options).plan(module))
-    loop = next(loop for loop in planned if loop.function is function)
-    if loop.graph.has_offload_ops:  # moved again on the IR: simulate what it became
+    loop = next((loop for loop in planned if loop.function is function), None)
+    if loop is None:  # routed experts: the path where every expert runs
+        planned_path, stripped, _ = program_schedules(module, model)
+        before = simulate(stripped, model, None, record=False)
+        after = simulate(planned_path, model, None)
+    elif loop.graph.has_offload_ops:  # moved again on the IR: simulate what it became
         stripped = _stripped_schedule(module, model)
         before = run_policy(
             "none", stripped, stripped, model, None, PolicyOptions(), False

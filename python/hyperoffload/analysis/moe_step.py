@@ -42,7 +42,7 @@ Key = tuple[int, int]
 """(MoE layer, expert)."""
 
 
-def _key(tag: Attribute | None) -> Key | None:
+def expert_key(tag: Attribute | None) -> Key | None:
     """The (layer, expert) of a `hyperoffload.expert` tag."""
     if not isinstance(tag, DenseArrayBase):
         return None
@@ -69,13 +69,13 @@ def moe_step(
     for arg, attrs in zip(
         func_op.args, func_op.arg_attrs.data if func_op.arg_attrs else (), strict=False
     ):
-        key = _key(attrs.data.get(EXPERT_ATTR))
+        key = expert_key(attrs.data.get(EXPERT_ATTR))
         if key is not None:
             weights[key] = weights.get(key, 0) + tensor_bytes(arg, func_op)
     owner: dict[str, Key] = {}  # location of an op in a branch -> its expert
     for op in func_op.walk():
         if isinstance(op, scf.IfOp):
-            key = _key(op.attributes.get(EXPERT_ATTR))
+            key = expert_key(op.attributes.get(EXPERT_ATTR))
             if key is not None:
                 for inner in op.true_region.walk():
                     owner[location_of(inner)] = key

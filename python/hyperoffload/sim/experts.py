@@ -779,6 +779,19 @@ def choose_hot_set(
     return [sorted(experts) for experts in hot]
 
 
+def fetching_hot_set(
+    step: MoEStep, frequencies: Sequence[Sequence[float]], budget_bytes: int
+) -> list[list[int]]:
+    """
+    The hot set that leaves fetch buffers for one layer's misses (`top_k` of
+    the largest experts), or every expert where all fit.
+    """
+    if step.expert_weight_bytes() <= budget_bytes:
+        return [list(range(step.experts)) for _ in step.layers]
+    buffers = step.top_k * max(max(spec.expert_bytes) for spec in step.layers)
+    return choose_hot_set(step, frequencies, budget_bytes - buffers)
+
+
 @dataclass(frozen=True)
 class _Fetches:
     """Expected fetch times per token with a hot set, tokens taken as independent."""
@@ -841,8 +854,8 @@ def _plan_hot_set(
         return hot, pays(hot, hot)
     if step.expert_weight_bytes() <= budget:  # room for all: every expert hot
         return [list(range(step.experts)) for _ in step.layers], False
+    hot = fetching_hot_set(step, frequencies, budget)
     buffers = step.top_k * max(max(spec.expert_bytes) for spec in step.layers)
-    hot = choose_hot_set(step, frequencies, budget - buffers)
     wider = choose_hot_set(step, frequencies, budget - 2 * buffers)
     if pays(wider, hot):
         return wider, True
@@ -866,7 +879,8 @@ def _checked_hot_set(
         step.layers[layer].expert_bytes[e] for layer, row in enumerate(hot) for e in row
     )
     largest = max(max(spec.expert_bytes) for spec in step.layers)
-    if kept + largest > budget:
+    every = kept == step.expert_weight_bytes()  # nothing left to fetch
+    if kept + (0 if every else largest) > budget:
         raise ExpertError(
             f"the hot set takes {format_bytes(kept)} of the {format_bytes(budget)} "
             f"budget, leaving no fetch buffer for an expert of {format_bytes(largest)}"

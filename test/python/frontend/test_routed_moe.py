@@ -38,6 +38,8 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute
 
+from hyperoffload.analysis.moe_step import moe_step
+from hyperoffload.dialects.hyperoffload import PrefetchOp
 from hyperoffload.evaluators.numeric import NumericError, evaluate
 from hyperoffload.frontend import CONFIGS, ModelConfig, get_config
 from hyperoffload.frontend.models import MoE, build_model
@@ -46,6 +48,10 @@ from hyperoffload.frontend.torch_export import Shapes, program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.passes.pipeline import PipelinePass
+from hyperoffload.planning.experts import place_experts, planned_hot_set
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.routing import parse_routing
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
 
 torch: Any = import_module("torch")
@@ -326,6 +332,45 @@ def test_unchosen_expert_is_skipped(parsed: Parsed) -> None:
     _close(got, want)
     clean = evaluate(dense, [a.numpy() for a in args]).outputs
     assert all(np.array_equal(a, b) for a, b in zip(got, clean, strict=True))
+
+
+def test_planned_program_computes_what_the_unplanned_one_does(
+    parsed: Parsed, ctx: Context
+) -> None:
+    """
+    Planned with a routing profile for a target that keeps some experts
+    resident, fetches the others in their branches and one per layer ahead
+    of the router, the routed decode step gives the same bits as the
+    unplanned one on the same inputs (the same routing), on inputs whose
+    routing takes cold experts.
+    """
+    module, func = parsed("routed_decode")
+    hardware = load_hardware("ascend-910c", None)
+    routing = parse_routing("zipf:1.0")
+    placement = place_experts(module, func, hardware, routing)
+    expert_bytes = moe_step(module, hardware).expert_weight_bytes()
+    capacity = placement.others_bytes + int(0.45 * expert_bytes)
+    planned = module.clone()
+    PipelinePass(hbm_capacity=capacity, routing="zipf:1.0").apply(ctx, planned)
+    (planned_func,) = [op for op in planned.walk() if isinstance(op, FuncOp)]
+    recorded = planned_hot_set(planned_func)
+    assert recorded is not None
+    hot, _ = recorded
+    assert 0 < sum(map(len, hot)) < LAYERS * 4
+    prefetches = [op for op in planned.walk() if isinstance(op, PrefetchOp)]
+    assert any(p.speculative is not None for p in prefetches)
+    assert any(isinstance(p.parent_op(), scf.IfOp) for p in prefetches)
+    cold_taken = 0
+    for seed in range(3):
+        args, _, chosen = _eager(_config(), "decode", DECODE, seed)
+        inputs: list[Array] = [a.numpy() for a in args]
+        want = evaluate(module, inputs).outputs
+        got = evaluate(planned, inputs).outputs
+        assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+        cold_taken += sum(
+            e not in hot[layer] for layer, c in enumerate(chosen) for e in c
+        )
+    assert cold_taken > 0
 
 
 def test_dense_export_is_unchanged(exports: Path, parsed: Parsed) -> None:

@@ -1,0 +1,361 @@
+"""
+Placement of routed experts: which experts of a routed MoE program
+(`hyperoffload-gen ... --experts routed`) stay resident in HBM, and how the
+others reach it, chosen from a routing profile (`hyperoffload.sim.routing`)
+under the HBM target.
+
+Everything but the routed experts' weights keeps the HBM it needs at its
+peak (measured on the path where every expert runs); what is left is the
+expert budget. The hot set is the one the simulator's `ours` keeps
+(`hyperoffload.sim.experts.fetching_hot_set`: greedy by expected hits per
+byte, room left for one layer's fetches). A cold expert is fetched inside its
+branch, after the router chose it, and detached there after its last read;
+a cold expert chosen more often than not (frequency at least 1/2) is
+fetched speculatively ahead of its layer's router instead, where the budget
+holds it beside the fetch buffer: its prefetch is marked `speculative`,
+placed after the previous MoE layer's last expert (at the function's entry
+for the first), and detached after its own layer's last expert.
+
+```mlir
+func.func @decode(%x: tensor<1x64xf32>, %r0: i1, %r1: i1,
+    %w0: tensor<64x64xf32> {hyperoffload.expert = array<i64: 0, 0>, hyperoffload.tier = #hyperoffload.tier<remote>},
+    %w1: tensor<64x64xf32> {hyperoffload.expert = array<i64: 0, 1>, hyperoffload.tier = #hyperoffload.tier<remote>}) ...
+  %y1 = scf.if %r1 -> (tensor<1x64xf32>) {
+    %m1 = linalg.matmul ins(%a, %w1 : ...) ...
+```
+with expert 0 hot becomes
+```mlir
+func.func @decode(..., %w0: tensor<64x64xf32> {..., hyperoffload.tier = #hyperoffload.tier<hbm>},
+    %w1: !hyperoffload.remote<tensor<64x64xf32>> {..., hyperoffload.tier = #hyperoffload.tier<remote>}) ...
+  %y1 = scf.if %r1 -> (tensor<1x64xf32>) {
+    %w1_1 = hyperoffload.prefetch %w1 : !hyperoffload.remote<tensor<64x64xf32>> -> tensor<64x64xf32>
+    %m1 = linalg.matmul ins(%a, %w1_1 : ...) ...
+    hyperoffload.detach %w1_1 : tensor<64x64xf32>
+```
+The function records the plan as `hyperoffload.expert_plan = {budget, routing}`
+(the expert budget in bytes and the profile's spec). Approximations: the
+rest of the program is not offloaded (a target below its peak is an error),
+and the hot set does not change between calls (`ours` in the simulator adds
+a cache of fetched experts in the rest of the budget at run time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, BlockArgument, Operation
+from xdsl.rewriter import Rewriter
+
+from hyperoffload.analysis.branches import taken_path
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.extract import extract_schedule
+from hyperoffload.analysis.moe_step import Key, expert_key, moe_step
+from hyperoffload.dialects.hyperoffload import (
+    EXPERT_ATTR,
+    TIER_ARG_ATTR,
+    DetachOp,
+    PrefetchOp,
+    RemoteType,
+    TierAttr,
+)
+from hyperoffload.ir.diagnostics import diagnostic_at
+from hyperoffload.planning.planner import PlanError
+from hyperoffload.sim.experts import ExpertError, MoEStep, fetching_hot_set
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.routing import Routing
+from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.tiers import Tier
+from hyperoffload.support.units import format_bytes
+
+EXPERT_PLAN_ATTR = "hyperoffload.expert_plan"
+"""Function attribute of a planned routed program: `{budget, routing}`."""
+
+SPECULATE_FROM = 0.5
+"""A cold expert chosen at least this often is fetched ahead of its router."""
+
+
+@dataclass(frozen=True)
+class ExpertPlacement:
+    """Where each routed expert's weights come from, per MoE layer (in order)."""
+
+    layers: tuple[int, ...]
+    """The MoE layers' indices (the first entry of each expert's tag)."""
+    hot: tuple[tuple[int, ...], ...]
+    """Resident experts."""
+    speculative: tuple[tuple[int, ...], ...]
+    """Cold experts fetched ahead of the router."""
+    budget_bytes: int
+    """HBM for expert weights: the target less the peak of everything else."""
+    others_bytes: int
+    """The peak of everything but the routed experts' weights."""
+
+    def summary(self) -> str:
+        """One line: what stays, what is fetched, against the budget."""
+        hot = sum(len(row) for row in self.hot)
+        ahead = sum(len(row) for row in self.speculative)
+        return (
+            f"{hot} routed experts resident, {ahead} fetched ahead of their "
+            f"router, the rest in their branches; {format_bytes(self.budget_bytes)} "
+            f"for experts beside {format_bytes(self.others_bytes)} for the rest"
+        )
+
+
+def is_routed(function: FuncOp) -> bool:
+    """Does `function` hold an expert's branch (`scf.if` tagged `hyperoffload.expert`)?"""
+    return any(
+        isinstance(op, scf.IfOp) and EXPERT_ATTR in op.attributes
+        for op in function.walk()
+    )
+
+
+def place_experts(
+    module: ModuleOp,
+    function: FuncOp,
+    hardware: Hardware,
+    routing: Routing,
+    seed: int = 0,
+    speculate: bool = True,
+) -> ExpertPlacement:
+    """The placement of `function`'s experts for `hardware.hbm_capacity`; `PlanError` if none fits."""
+    name = function.sym_name.data
+    try:
+        step = moe_step(module, hardware, name)
+    except ExpertError as err:
+        raise PlanError(str(err)) from None
+    layers = tuple(sorted({key[0] for key in _expert_arguments(function)}))
+    others = _others_peak(module, name, hardware, step)
+    budget = hardware.hbm_capacity - others
+    least = sum(max(layer.expert_bytes) for layer in step.layers)
+    if budget < least:
+        raise PlanError(
+            diagnostic_at(
+                function,
+                f"@{name}: everything but the routed experts peaks at "
+                f"{format_bytes(others)}, leaving {format_bytes(max(budget, 0))} of the "
+                f"{format_bytes(hardware.hbm_capacity)} target for experts; one expert "
+                f"per layer needs {format_bytes(least)} (only routed experts are "
+                "offloaded in a routed program)",
+            )
+        )
+    frequencies = routing.frequencies(len(layers), step.experts, step.top_k, seed)
+    hot = fetching_hot_set(step, frequencies, budget)
+    ahead: list[list[int]] = (
+        _speculative(step, frequencies, hot, budget)
+        if speculate
+        else [[] for _ in layers]
+    )
+    return ExpertPlacement(
+        layers,
+        tuple(tuple(row) for row in hot),
+        tuple(tuple(row) for row in ahead),
+        budget,
+        others,
+    )
+
+
+def write_placement(
+    function: FuncOp, placement: ExpertPlacement, routing: Routing, tier: Tier
+) -> None:
+    """Write `placement` into `function`: tiers, retyped cold weights, prefetches, detaches."""
+    arguments = _expert_arguments(function)
+    branches = _expert_branches(function)
+    hot = _keys(placement.layers, placement.hot)
+    ahead = _keys(placement.layers, placement.speculative)
+    rewriter = Rewriter()
+    tiers: dict[int, Tier] = {}
+    for key, indices in sorted(arguments.items()):
+        branch = branches.get(key)
+        if branch is None:
+            raise PlanError(
+                diagnostic_at(function, f"expert {key[0]}.{key[1]} has no branch")
+            )
+        for index in indices:
+            _check_read_in_branch(function.args[index], branch)
+            if key in hot:
+                tiers[index] = Tier.HBM
+                continue
+            tensor = cast(TensorType[Attribute], function.args[index].type)
+            function.replace_argument_type(index, RemoteType(tensor, tier), rewriter)
+            tiers[index] = tier
+    for key in sorted(arguments):
+        if key in hot:
+            continue
+        if key in ahead:
+            _fetch_ahead(function, key, arguments[key], branches)
+        else:
+            _fetch_in_branch(function, arguments[key], branches[key])
+    _tag(function, tiers)
+    function.attributes[EXPERT_PLAN_ATTR] = DictionaryAttr(
+        {
+            "budget": IntegerAttr(placement.budget_bytes, i64),
+            "routing": StringAttr(routing.spec),
+        }
+    )
+    function.update_function_type()
+
+
+def planned_hot_set(function: FuncOp) -> tuple[list[list[int]], int] | None:
+    """The hot set (per MoE layer, in order) and budget a planned program records; None if unplanned."""
+    plan = function.attributes.get(EXPERT_PLAN_ATTR)
+    if not isinstance(plan, DictionaryAttr):
+        return None
+    budget = plan.data.get("budget")
+    assert isinstance(budget, IntegerAttr)
+    arguments = _expert_arguments(function)
+    layers = sorted({layer for layer, _ in arguments})
+    hot: list[list[int]] = [[] for _ in layers]
+    for (layer, expert), indices in sorted(arguments.items()):
+        if not any(isinstance(function.args[i].type, RemoteType) for i in indices):
+            hot[layers.index(layer)].append(expert)
+    return hot, budget.value.data
+
+
+def _expert_arguments(function: FuncOp) -> dict[Key, list[int]]:
+    """Each expert's weight arguments (their indices)."""
+    found: dict[Key, list[int]] = {}
+    for index, attrs in enumerate(
+        function.arg_attrs.data if function.arg_attrs else ()
+    ):
+        key = expert_key(attrs.data.get(EXPERT_ATTR))
+        if key is not None:
+            found.setdefault(key, []).append(index)
+    return found
+
+
+def _expert_branches(function: FuncOp) -> dict[Key, scf.IfOp]:
+    branches: dict[Key, scf.IfOp] = {}
+    for op in function.walk():
+        if isinstance(op, scf.IfOp):
+            key = expert_key(op.attributes.get(EXPERT_ATTR))
+            if key is not None:
+                branches[key] = op
+    return branches
+
+
+def _keys(layers: tuple[int, ...], rows: tuple[tuple[int, ...], ...]) -> set[Key]:
+    return {(layer, e) for layer, row in zip(layers, rows, strict=True) for e in row}
+
+
+def _others_peak(module: ModuleOp, name: str, hardware: Hardware, step: MoEStep) -> int:
+    """The peak of the all-experts path less the experts' weights (live all call)."""
+    path = taken_path(module)
+    function = next(
+        op for op in path.walk() if isinstance(op, FuncOp) and op.sym_name.data == name
+    )
+    run = simulate(extract_schedule(function, CostModel(hardware)), hardware)
+    return run.peak_hbm_bytes - step.expert_weight_bytes()
+
+
+def _speculative(
+    step: MoEStep,
+    frequencies: list[list[float]],
+    hot: list[list[int]],
+    budget: int,
+) -> list[list[int]]:
+    """Per layer, the cold experts worth fetching ahead: likely, and room for them."""
+    kept = sum(step.layers[n].expert_bytes[e] for n, row in enumerate(hot) for e in row)
+    buffer = max(max(layer.expert_bytes) for layer in step.layers)
+    ahead: list[list[int]] = []
+    for n, (layer, row) in enumerate(zip(step.layers, frequencies, strict=True)):
+        room = budget - kept - buffer
+        likely = sorted(
+            (e for e, p in enumerate(row) if p >= SPECULATE_FROM and e not in hot[n]),
+            key=lambda e: (-row[e], e),
+        )
+        chosen: list[int] = []
+        for e in likely:
+            if layer.expert_bytes[e] <= room:
+                chosen.append(e)
+                room -= layer.expert_bytes[e]
+        ahead.append(sorted(chosen))
+    return ahead
+
+
+def _check_read_in_branch(weight: BlockArgument, branch: scf.IfOp) -> None:
+    for use in weight.uses:
+        if not branch.true_region.is_ancestor(use.operation):
+            raise PlanError(
+                diagnostic_at(
+                    use.operation,
+                    f"'{use.operation.name}' reads the weights of the expert of "
+                    "this scf.if outside its branch: an expert's weights are "
+                    "read only in its `then` region",
+                )
+            )
+
+
+def _fetch_in_branch(function: FuncOp, indices: list[int], branch: scf.IfOp) -> None:
+    """
+    Prefetch at the top of the branch, detach at its end (the branch is the
+    expert's work; a reader's kernel may fuse into a later one of it).
+    """
+    block = branch.true_region.block
+    terminator = block.last_op
+    assert terminator is not None
+    for index in indices:
+        weight = function.args[index]
+        prefetch = PrefetchOp(weight)
+        prefetch.result.name_hint = weight.name_hint
+        block.insert_op_before(prefetch, block.first_op)  # type: ignore[arg-type]
+        _rewire(weight, prefetch)
+        block.insert_op_before(DetachOp(prefetch.result), terminator)
+
+
+def _fetch_ahead(
+    function: FuncOp,
+    key: Key,
+    indices: list[int],
+    branches: dict[Key, scf.IfOp],
+) -> None:
+    """A speculative prefetch after the previous layer's experts; detach after its own."""
+    body = function.body.block
+    layer = key[0]
+    own = [b for k, b in branches.items() if k[0] == layer]
+    before = [b for k, b in branches.items() if k[0] < layer]
+    last_own = max(own, key=body.get_operation_index)
+    for index in indices:
+        weight = function.args[index]
+        prefetch = PrefetchOp(weight, speculative=True)
+        prefetch.result.name_hint = weight.name_hint
+        if before:
+            anchor = max(before, key=body.get_operation_index)
+            body.insert_op_after(prefetch, _after_detaches(anchor))
+        else:
+            body.insert_op_before(prefetch, body.first_op)  # type: ignore[arg-type]
+        _rewire(weight, prefetch)
+        body.insert_op_after(DetachOp(prefetch.result), _after_detaches(last_own))
+
+
+def _after_detaches(op: Operation) -> Operation:
+    """`op`, or the last of the detaches that follow it (the previous layer's)."""
+    while isinstance(op.next_op, DetachOp):
+        op = op.next_op
+    return op
+
+
+def _rewire(weight: BlockArgument, prefetch: PrefetchOp) -> None:
+    for use in list(weight.uses):
+        if use.operation is not prefetch:
+            use.operation.operands[use.index] = prefetch.result
+
+
+def _tag(function: FuncOp, tiers: dict[int, Tier]) -> None:
+    assert function.arg_attrs is not None  # expert weights are tagged
+    entries = list(function.arg_attrs.data)
+    for index, tier in tiers.items():
+        entries[index] = DictionaryAttr(
+            {**entries[index].data, TIER_ARG_ATTR: TierAttr(tier)}
+        )
+    function.arg_attrs = ArrayAttr(entries)
