@@ -63,6 +63,8 @@ exporter's tag) and on the `scf.if` that runs it.
 """
 MOE_ATTR = "hyperoffload.moe"
 """Function attribute of a MoE export: `{experts, top_k, shared, router, routed}`."""
+EXPERT_PLAN_ATTR = "hyperoffload.expert_plan"
+"""Function attribute of a routed program planned with a profile: `{budget, routing}`."""
 
 
 _TIER_NAMES = frozenset(t.value for t in Tier)

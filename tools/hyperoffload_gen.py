@@ -12,6 +12,8 @@ hyperoffload-gen llama2-7b --mode decode --kv-len 123000 --dtype f16 \\
     --attention window --window 4096 --sinks 4 --kv-block 4096 -o l7_window.mlir
 hyperoffload-gen mixtral-8x7b --mode decode --layers 1 --experts routed \\
     --dtype bf16 -o mixtral_routed_decode.mlir
+hyperoffload-gen deepseek-v3 --layers 2 --dense-layers 0 \\
+    --record-routing deepseek_v3_routing.json --record-tokens 64 --seed 0
 ```
 
 `--attention blocked|window` (prefill and decode) splits the KV cache into
@@ -20,11 +22,17 @@ tokens; `--experts routed` (moe family; forward, prefill, decode) runs each
 routed expert under an `scf.if` on whether any token chose it; see
 docs/frontend.md.
 
+`--record-routing FILE` (moe family) exports nothing: it runs the model in
+eager PyTorch on seeded random weights over a prompt of seeded random
+tokens and writes the experts its router chooses as a routing trace
+(`--routing trace:FILE`; `hyperoffload.frontend.record_routing`).
+
 Needs the `torch` extra (`torch==2.13.0`, `torch-mlir`).
 """
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +43,7 @@ from hyperoffload.frontend.configs import (
     EXPERTS_MODES,
     MODES,
     AttentionSpec,
+    ModelConfig,
     get_config,
 )
 from hyperoffload.ir.diagnostics import Severity, emit
@@ -45,6 +54,21 @@ from hyperoffload.tools.command_line import run_reporting_errors
 TOOL = "hyperoffload-gen"
 
 DTYPE_NAMES = ("f32", "bf16", "f16")
+
+EXPORT_ONLY = (
+    "mode",
+    "seq",
+    "batch",
+    "kv_len",
+    "tier",
+    "attention",
+    "kv_block",
+    "window",
+    "sinks",
+    "experts",
+    "output",
+)
+"""Options that shape the exported IR, which `--record-routing` does not write."""
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -113,6 +137,35 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "-o", "--output", type=Path, help="output file (default: stdout)"
     )
+    recording = parser.add_argument_group(
+        "routing recording",
+        "With --record-routing no IR is exported: the model (moe family) runs "
+        "in eager PyTorch on the CPU, with seeded random weights (not a trained "
+        "checkpoint), on a prompt of seeded random tokens, and the experts its "
+        "router chooses are written as a routing trace (--routing trace:FILE). "
+        "Of the options above only --layers, --dense-layers and --dtype apply.",
+    )
+    recording.add_argument(
+        "--record-routing",
+        type=Path,
+        metavar="FILE",
+        help="write the routing trace to FILE instead of exporting IR",
+    )
+    recording.add_argument(
+        "--record-tokens",
+        type=int,
+        metavar="N",
+        help="tokens of the prompt (default: 64)",
+    )
+    recording.add_argument(
+        "--seed", type=int, help="seed of the weights and the tokens (default: 0)"
+    )
+    recording.add_argument(
+        "--prompt-seed",
+        type=int,
+        metavar="S",
+        help="seed of the tokens alone (default: --seed): the same model on other inputs",
+    )
     return parser
 
 
@@ -140,13 +193,23 @@ def attention_spec(options: argparse.Namespace) -> AttentionSpec:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    options = _arguments().parse_args(argv)
+    parser = _arguments()
+    options = parser.parse_args(argv)
     cfg = get_config(options.model)
-    attention = attention_spec(options)
-    for name in ("layers", "seq", "batch", "kv_len"):
+    for name in ("layers", "seq", "batch", "kv_len", "record_tokens"):
         value = getattr(options, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be positive")
+    if options.record_routing is not None:
+        return _record(parser, options, cfg)
+    if any(
+        value is not None
+        for value in (options.record_tokens, options.seed, options.prompt_seed)
+    ):
+        raise ValueError(
+            "--record-tokens, --seed and --prompt-seed need --record-routing"
+        )
+    attention = attention_spec(options)
     try:
         from hyperoffload.frontend.torch_export import (
             DTYPES,
@@ -206,6 +269,60 @@ def _run(argv: Sequence[str] | None) -> int:
         f"{len(exported.signature.arg_names)} arguments, "
         f"{sum(' = ' in line for line in exported.text.splitlines())} ops, "
         f"{len(text)} bytes in {exported.seconds:.1f} s",
+    )
+    return 0
+
+
+def _record(
+    parser: argparse.ArgumentParser, options: argparse.Namespace, cfg: ModelConfig
+) -> int:
+    """`--record-routing`: record the router's choices and write the trace."""
+    given = [
+        "-o" if name == "output" else f"--{name.replace('_', '-')}"
+        for name in EXPORT_ONLY
+        if getattr(options, name) != parser.get_default(name)
+    ]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)}: no IR is exported with --record-routing "
+            "(it writes only the routing trace)"
+        )
+    try:
+        from hyperoffload.frontend.record_routing import (
+            moe_config,
+            record_routing,
+            trace_json,
+        )
+        from hyperoffload.frontend.torch_export import DTYPES
+    except ImportError as err:
+        raise ValueError(f"{err}; install the torch extra (torch==2.13.0)") from err
+    cfg = moe_config(cfg, options.layers, options.dense_layers)
+    tokens = 64 if options.record_tokens is None else options.record_tokens
+    seed = 0 if options.seed is None else options.seed
+    path: Path = options.record_routing
+    moe = cfg.n_layers - cfg.n_dense_layers
+    emit(
+        TOOL,
+        Severity.REMARK,
+        f"recording {options.model}'s routing ({moe} MoE layers of {cfg.n_layers}, "
+        f"{tokens} tokens, seed {seed}, {options.dtype})...",
+    )
+    start = time.perf_counter()
+    trace = record_routing(
+        cfg, tokens, seed, DTYPES[options.dtype], options.prompt_seed
+    )
+    write_atomically(path, trace_json(trace))
+    distinct = [
+        len({e for token in trace.tokens for e in token[layer]})
+        for layer in range(trace.layers)
+    ]
+    emit(
+        TOOL,
+        Severity.REMARK,
+        f"wrote {path}: {len(trace.tokens)} tokens, {trace.layers} MoE layers, "
+        f"{trace.experts} experts, top_k {trace.top_k}; distinct experts chosen "
+        f"per layer: {', '.join(map(str, distinct))} "
+        f"({time.perf_counter() - start:.1f} s)",
     )
     return 0
 

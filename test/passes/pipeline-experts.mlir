@@ -13,6 +13,9 @@
 // RUN: not hyperoffload-opt %s -p 'hyperoffload-pipeline{hbm-capacity=16KB routing=uniform}' 2>&1 | filecheck %s --check-prefix=SMALL
 // RUN: not hyperoffload-opt %s -p 'hyperoffload-pipeline{routing="zipf:x"}' 2>&1 | filecheck %s --check-prefix=SPEC
 // RUN: not hyperoffload-opt %s -p 'hyperoffload-pipeline{max-slowdown=0.02}' 2>&1 | filecheck %s --check-prefix=SLOWDOWN
+// A planned program is not planned again; stripped, it is.
+// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hbm-capacity=40KB}' | not hyperoffload-opt -p 'hyperoffload-pipeline{hbm-capacity=40KB}' 2>&1 | filecheck %s --check-prefix=AGAIN
+// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hbm-capacity=40KB},hyperoffload-strip,hyperoffload-pipeline{hbm-capacity=40KB routing="trace:%inputs/three_expert_routing.json"}' 2>&1 | filecheck %s --check-prefix=HOT
 
 // Three experts, top-1; the trace chooses expert 0 five times in eight, 1
 // twice, 2 once. 40 KB leaves room for one expert and one fetch buffer.
@@ -77,5 +80,6 @@ func.func @decode(%x: tensor<1x64xf32>, %r0: i1, %r1: i1, %r2: i1,
 // UPSTREAM:       scf.if
 // MISMATCH: error: {{.*}}speculate_routing.json: the trace has 1 layers, 4 experts, top_k 2; the model has 1 layers, 3 experts, top_k 1
 // SMALL: pipeline-experts.mlir:{{[0-9]+}}:{{[0-9]+}}: error: @decode: everything but the routed experts peaks at {{.*}}, leaving {{.*}} of the 16.00 KB target for experts; one expert per layer needs 16.38 KB
+// AGAIN: error: @decode is planned already ('hyperoffload.expert_plan'): plan the program it came from (hyperoffload-strip gives it back)
 // SPEC: error: {{.*}}zipf
 // SLOWDOWN: error: max-slowdown plans dense programs; a routed MoE program takes an hbm-capacity and a routing profile

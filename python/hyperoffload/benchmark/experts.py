@@ -3,7 +3,11 @@ The routed-expert scenario: a routed MoE decode step (`hyperoffload-gen
 MODEL --experts routed`) run for `tokens` tokens under each expert-cache
 policy (`hyperoffload.sim.experts`), for each routing and each expert
 budget (a fraction of the routed experts' weights), and for each policy the
-least budget keeping `1 - limit` of `all-resident`'s tokens/s.
+least budget keeping `1 - limit` of `all-resident`'s tokens/s. A routing
+may be a recorded one, `trace:FILE` (a path relative to the repository, as
+`bench/routing/`); `profiles` names the profile ours plans from for a
+routing (default: the routing itself, another sample of it), e.g. a trace
+recorded on other inputs.
 
 ```python
 scenario = ExpertGeneration("moe", "tiny MoE", Export("tiny-moe", "decode", kv_len=16,
@@ -17,6 +21,7 @@ result = scenario.run(Context(work=Path("build/bench"), out=Path("out"), log=pri
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hyperoffload.analysis.moe_step import moe_step
@@ -51,6 +56,8 @@ class ExpertGeneration:
     warmup: int = 8
     """Tokens run before the measured ones (the caches start warm)."""
     seed: int = 0
+    profiles: tuple[tuple[str, str], ...] = ()
+    """(routing, profile): the profile ours plans from for that routing."""
 
     def run(self, ctx: Context) -> dict[str, Any]:
         ctx.out.mkdir(parents=True, exist_ok=True)
@@ -86,7 +93,11 @@ class ExpertGeneration:
         routings: list[dict[str, Any]] = []
         plots: list[str] = []
         for spec in self.routings:
-            routing = parse_routing(spec)
+            routing = parse_routing(in_repository(spec))
+            profile = dict(self.profiles).get(spec)
+            planned_from = (
+                None if profile is None else parse_routing(in_repository(profile))
+            )
             curves: dict[str, list[tuple[int, float]]] = {}
             runs: list[dict[str, Any]] = []
             for fraction in budgets:
@@ -101,6 +112,7 @@ class ExpertGeneration:
                         budget,
                         self.seed,
                         self.warmup,
+                        profile=planned_from,
                     )
                     runs.append(
                         result.report() | {"budget": fraction, "budget_bytes": budget}
@@ -119,7 +131,7 @@ class ExpertGeneration:
                 )
                 for policy in EXPERT_POLICIES
             } | {ALL_RESIDENT: weights}  # it holds every expert, whatever the budget
-            plot = f"{self.name}-{hardware.name}-{spec.replace(':', '')}.png"
+            plot = f"{self.name}-{hardware.name}-{_file_label(spec)}.png"
             write_budget_throughput_plot(
                 curves, ctx.out / plot, f"{self.title}, {spec}, on {hardware.name}"
             )
@@ -133,7 +145,13 @@ class ExpertGeneration:
                 )
             )
             routings.append(
-                {"routing": spec, "runs": runs, "least_within": least, "plot": plot}
+                {
+                    "routing": spec,
+                    "profile": profile or spec,
+                    "runs": runs,
+                    "least_within": least,
+                    "plot": plot,
+                }
             )
         return {
             "hardware": hardware.name,
@@ -141,3 +159,21 @@ class ExpertGeneration:
             "routings": routings,
             "plots": plots,
         }
+
+
+REPOSITORY = Path(__file__).resolve().parents[3]
+"""The checkout the benchmark runs from (its `bench/routing/` traces)."""
+
+
+def in_repository(spec: str) -> str:
+    """A routing spec with a relative trace path made absolute in the repository."""
+    if spec.startswith("trace:") and not Path(spec[len("trace:") :]).is_absolute():
+        return f"trace:{REPOSITORY / spec[len('trace:') :]}"
+    return spec
+
+
+def _file_label(spec: str) -> str:
+    """`zipf:1.0` -> `zipf1.0`; a trace by its file's stem."""
+    if spec.startswith("trace:"):
+        return "trace-" + Path(spec[len("trace:") :]).stem
+    return spec.replace(":", "")

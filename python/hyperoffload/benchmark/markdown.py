@@ -184,8 +184,13 @@ def _experts_section(scenario: dict[str, Any]) -> list[str]:
         for routing in preset["routings"]:
             fixed = [r for r in routing["runs"] if r["budget"] == scenario["fixed"]]
             lines += [
-                f"**{preset['hardware']}**, routing `{routing['routing']}`, "
-                f"{scenario['tokens']} tokens after a warm-up; routed experts "
+                f"**{preset['hardware']}**, routing `{routing['routing']}`"
+                + (
+                    f" (ours plans from `{routing['profile']}`)"
+                    if routing.get("profile", routing["routing"]) != routing["routing"]
+                    else ""
+                )
+                + f", {scenario['tokens']} tokens after a warm-up; routed experts "
                 f"{format_bytes(weights)}, budget {scenario['fixed']:.0%} of them "
                 f"({format_bytes(fixed[0]['budget_bytes']) if fixed else '-'}); the "
                 f"least budget tried within {scenario['limit']:.0%} of `all-resident`:",
@@ -203,7 +208,23 @@ def _experts_section(scenario: dict[str, Any]) -> list[str]:
                     f"| {row['exposed_transfer_s'] * 1e3:.2f} ms "
                     f"| {'none tried' if least is None else format_bytes(least)} |"
                 )
+            lines += ["", *_budget_table(routing["runs"])]
             lines += ["", f"![{routing['plot']}]({routing['plot']})", ""]
+    return lines
+
+
+def _budget_table(runs: list[dict[str, Any]]) -> list[str]:
+    """Tokens/s of every policy at every budget (the plot's points)."""
+    budgets = sorted({r["budget"] for r in runs})
+    policies = list(dict.fromkeys(r["policy"] for r in runs))
+    at = {(r["policy"], r["budget"]): r["tokens_per_s"] for r in runs}
+    lines = [
+        "| tokens/s at budget | " + " | ".join(f"{b:.1%}" for b in budgets) + " |",
+        "| --- |" + " --- |" * len(budgets),
+    ]
+    for policy in policies:
+        cells = (f"{at[policy, b]:.2f}" if (policy, b) in at else "-" for b in budgets)
+        lines.append(f"| {policy} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -6,6 +6,7 @@ generation against its throughput.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,7 @@ def write_budget_throughput_plot(
             color=_COLORS.get(policy),
         )
     axis.set_xlabel("HBM budget for routed experts (GB)")
-    axis.set_ylabel("tokens/s")
-    axis.set_title(title, fontsize="medium")
+    axis.set_ylabel("tokens/s (log scale)")
+    axis.set_yscale("log")
+    axis.set_title(textwrap.fill(title, 70), fontsize="medium")
     _save(plt, figure, axis, path)

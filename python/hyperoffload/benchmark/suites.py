@@ -42,12 +42,27 @@ _WINDOW = Export(
     window=4096,
     sinks=4,
 )
-_EXPERT_BUDGETS = (0.125, 0.25, 0.5, 0.75, 1.0)
+_EXPERT_BUDGETS = (0.125, 0.25, 0.5, 0.75, 0.875, 0.95, 1.0)
 """Expert budgets, as fractions of the routed experts' weights."""
 _ROUTINGS = ("uniform", "zipf:1.0")
 _MOE_WARMUP = 128
 """The peers' caches start empty: 128 tokens warm them (DeepSeek-V3's 8 of
 256 touch every expert of a layer in 32 tokens at best)."""
+_MOE_TOKENS = 256
+"""Tokens measured after the warm-up (the recorded traces hold 512)."""
+
+
+def _recorded(model: str) -> tuple[str, str]:
+    """
+    The trace recorded for `model` (bench/routing/README.md) and the one ours
+    plans from: the same model on other prompts.
+    """
+    return (
+        f"trace:bench/routing/{model}.json",
+        f"trace:bench/routing/{model}-calibration.json",
+    )
+
+
 _SEED_MOE = (
     "MoE-Infinity: 2-20x lower latency than DeepSpeed-Inference, llama.cpp, "
     "Mixtral-offloading"
@@ -213,12 +228,13 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
                 experts="routed",
             ),
             ("ascend-910c",),
-            _ROUTINGS,
-            _EXPERT_BUDGETS,
-            0.5,
-            tokens=32,
+            budgets=_EXPERT_BUDGETS,
+            fixed=0.5,
+            tokens=_MOE_TOKENS,
             paper=_SEED_MOE,
             warmup=_MOE_WARMUP,
+            routings=(*_ROUTINGS, _recorded("deepseek-v3-2layers")[0]),
+            profiles=(_recorded("deepseek-v3-2layers"),),
         ),
         ExpertGeneration(
             "mixtral-8x7b-routed-decode",
@@ -226,12 +242,13 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             "routed experts under an HBM budget",
             Export("mixtral-8x7b", "decode", layers=4, kv_len=4096, experts="routed"),
             ("ascend-910c",),
-            _ROUTINGS,
-            _EXPERT_BUDGETS,
-            0.5,
-            tokens=32,
+            budgets=_EXPERT_BUDGETS,
+            fixed=0.5,
+            tokens=_MOE_TOKENS,
             paper=_SEED_MOE,
             warmup=_MOE_WARMUP,
+            routings=(*_ROUTINGS, _recorded("mixtral-8x7b-4layers")[0]),
+            profiles=(_recorded("mixtral-8x7b-4layers"),),
         ),
         # --- a 1M-token context on one device, spilling to NVMe ---
         LongestSequence(

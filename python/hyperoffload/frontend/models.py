@@ -401,7 +401,9 @@ class MoE(nn.Module):
     and its output returns through `(dispatch[:, e] * gate_e) @ y_e`.
 
     While `markers` is a list, each forward appends one `ExpertMarker` per
-    routed expert, in expert order (the routed export sets it).
+    routed expert, in expert order (the routed export sets it). While
+    `recorded` is a list, each forward appends the (T, top_k) experts each
+    token chose, by descending score (`hyperoffload.frontend.record_routing`).
     """
 
     def __init__(self, cfg: ModelConfig) -> None:
@@ -410,6 +412,7 @@ class MoE(nn.Module):
         self.capacity_factor = cfg.capacity_factor
         self.router = cfg.router
         self.markers: list[ExpertMarker] | None = None
+        self.recorded: list[Tensor] | None = None
         self.gate = nn.Linear(cfg.hidden, cfg.n_experts, bias=False)
         self.experts = nn.ModuleList(
             FeedForward(cfg.hidden, cfg.expert_ffn) for _ in range(cfg.n_experts)
@@ -447,6 +450,10 @@ class MoE(nn.Module):
         else:
             scores = torch.sigmoid(logits)
         chosen = top_k_mask(scores.detach(), self.top_k)
+        if self.recorded is not None:
+            ranked = scores.detach().masked_fill(chosen == 0, float("-inf"))
+            order = ranked.argsort(dim=-1, descending=True, stable=True)
+            self.recorded.append(order[:, : self.top_k])
         weights = scores * chosen
         gates = weights / weights.sum(-1, keepdim=True)
         dispatch = self.dispatch(chosen).to(flat.dtype)

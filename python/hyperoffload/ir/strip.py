@@ -33,6 +33,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.dialects.hyperoffload import (
+    EXPERT_PLAN_ATTR,
     TIER_ARG_ATTR,
     DetachOp,
     PrefetchOp,
@@ -125,3 +126,4 @@ def strip_offload_ops(module: ModuleOp) -> None:
     for func in module.walk():
         if isinstance(func, FuncOp):
             _retype_remote_arguments(func)
+            func.attributes.pop(EXPERT_PLAN_ATTR, None)  # the plan is gone

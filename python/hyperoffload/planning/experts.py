@@ -7,14 +7,15 @@ under the HBM target.
 Everything but the routed experts' weights keeps the HBM it needs at its
 peak (measured on the path where every expert runs); what is left is the
 expert budget. The hot set is the one the simulator's `ours` keeps
-(`hyperoffload.sim.experts.fetching_hot_set`: greedy by expected hits per
-byte, room left for one layer's fetches). A cold expert is fetched inside its
-branch, after the router chose it, and detached there after its last read;
-a cold expert chosen more often than not (frequency at least 1/2) is
-fetched speculatively ahead of its layer's router instead, where the budget
-holds it beside the fetch buffer: its prefetch is marked `speculative`,
+(`hyperoffload.sim.experts.plan_ours`: hot sets greedy by expected hits per
+byte, with room left for one or `top_k` fetches, weighed by simulating a
+sample of the profile). A cold expert is fetched at the top of its
+branch, after the router chose it, and detached at the branch's end; a
+cold expert chosen at least half the time is fetched speculatively ahead
+of its layer's router instead, where the budget holds it beside the
+fetches of the branches before its own: its prefetch is marked `speculative`,
 placed after the previous MoE layer's last expert (at the function's entry
-for the first), and detached after its own layer's last expert.
+for the first), and detached after its own branch.
 
 ```mlir
 func.func @decode(%x: tensor<1x64xf32>, %r0: i1, %r1: i1,
@@ -64,6 +65,7 @@ from hyperoffload.analysis.extract import extract_schedule
 from hyperoffload.analysis.moe_step import Key, expert_key, moe_step
 from hyperoffload.dialects.hyperoffload import (
     EXPERT_ATTR,
+    EXPERT_PLAN_ATTR,
     TIER_ARG_ATTR,
     DetachOp,
     PrefetchOp,
@@ -72,15 +74,16 @@ from hyperoffload.dialects.hyperoffload import (
 )
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.experts import ExpertError, MoEStep, fetching_hot_set
+from hyperoffload.sim.experts import ExpertError, MoEStep, plan_ours
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.routing import Routing
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes
 
-EXPERT_PLAN_ATTR = "hyperoffload.expert_plan"
-"""Function attribute of a planned routed program: `{budget, routing}`."""
+PLAN_WARMUP = 32
+PLAN_TOKENS = 32
+"""The sample `plan_ours` weighs its hot sets on: warm-up and measured tokens."""
 
 SPECULATE_FROM = 0.5
 """A cold expert chosen at least this often is fetched ahead of its router."""
@@ -130,6 +133,14 @@ def place_experts(
 ) -> ExpertPlacement:
     """The placement of `function`'s experts for `hardware.hbm_capacity`; `PlanError` if none fits."""
     name = function.sym_name.data
+    if EXPERT_PLAN_ATTR in function.attributes:
+        raise PlanError(
+            diagnostic_at(
+                function,
+                f"@{name} is planned already ('{EXPERT_PLAN_ATTR}'): plan the "
+                "program it came from (hyperoffload-strip gives it back)",
+            )
+        )
     try:
         step = moe_step(module, hardware, name)
     except ExpertError as err:
@@ -150,9 +161,9 @@ def place_experts(
             )
         )
     frequencies = routing.frequencies(len(layers), step.experts, step.top_k, seed)
-    hot = fetching_hot_set(step, frequencies, budget)
+    hot = plan_ours(step, routing, hardware, budget, seed, PLAN_WARMUP, PLAN_TOKENS).hot
     ahead: list[list[int]] = (
-        _speculative(step, frequencies, hot, budget)
+        _speculative(step, frequencies, hot, budget, _branch_order(function, layers))
         if speculate
         else [[] for _ in layers]
     )
@@ -239,9 +250,31 @@ def _expert_branches(function: FuncOp) -> dict[Key, scf.IfOp]:
     for op in function.walk():
         if isinstance(op, scf.IfOp):
             key = expert_key(op.attributes.get(EXPERT_ATTR))
-            if key is not None:
-                branches[key] = op
+            if key is None:
+                continue
+            if op.parent_block() is not function.body.block:
+                raise PlanError(
+                    diagnostic_at(
+                        op,
+                        "an expert's scf.if must sit in the function's body, "
+                        "not in another region",
+                    )
+                )
+            branches[key] = op
     return branches
+
+
+def _branch_order(function: FuncOp, layers: tuple[int, ...]) -> list[list[int]]:
+    """Per MoE layer, its experts in the order their branches run."""
+    branches = _expert_branches(function)
+    body = function.body.block
+    return [
+        sorted(
+            (e for (n, e) in branches if n == layer),
+            key=lambda e: body.get_operation_index(branches[layer, e]),
+        )
+        for layer in layers
+    ]
 
 
 def _keys(layers: tuple[int, ...], rows: tuple[tuple[int, ...], ...]) -> set[Key]:
@@ -263,24 +296,42 @@ def _speculative(
     frequencies: list[list[float]],
     hot: list[list[int]],
     budget: int,
+    order: list[list[int]],
 ) -> list[list[int]]:
-    """Per layer, the cold experts worth fetching ahead: likely, and room for them."""
+    """
+    Per layer, the cold experts worth fetching ahead (chosen at least half
+    the time, the likeliest first) that the budget holds: a speculative
+    copy lives from the layer's start to the end of its own branch, beside
+    the copy a cold expert's branch fetches, so at a branch the copies of
+    the later speculative experts and the branch's own fetch must fit.
+    """
     kept = sum(step.layers[n].expert_bytes[e] for n, row in enumerate(hot) for e in row)
-    buffer = max(max(layer.expert_bytes) for layer in step.layers)
     ahead: list[list[int]] = []
     for n, (layer, row) in enumerate(zip(step.layers, frequencies, strict=True)):
-        room = budget - kept - buffer
         likely = sorted(
             (e for e, p in enumerate(row) if p >= SPECULATE_FROM and e not in hot[n]),
             key=lambda e: (-row[e], e),
         )
         chosen: list[int] = []
         for e in likely:
-            if layer.expert_bytes[e] <= room:
+            if _layer_peak(layer.expert_bytes, hot[n], [*chosen, e], order[n]) <= (
+                budget - kept
+            ):
                 chosen.append(e)
-                room -= layer.expert_bytes[e]
         ahead.append(sorted(chosen))
     return ahead
+
+
+def _layer_peak(
+    sizes: tuple[int, ...], hot: list[int], ahead: list[int], order: list[int]
+) -> int:
+    """The most fetched bytes one layer holds at once (branches run in `order`)."""
+    peak = 0
+    for i, e in enumerate(order):
+        later = sum(sizes[a] for a in ahead if order.index(a) >= i)
+        own = 0 if e in hot or e in ahead else sizes[e]
+        peak = max(peak, later + own)
+    return peak
 
 
 def _check_read_in_branch(weight: BlockArgument, branch: scf.IfOp) -> None:
@@ -319,12 +370,13 @@ def _fetch_ahead(
     indices: list[int],
     branches: dict[Key, scf.IfOp],
 ) -> None:
-    """A speculative prefetch after the previous layer's experts; detach after its own."""
+    """
+    A speculative prefetch after the previous layer's experts (at the entry
+    for the first layer's), detached after the expert's own branch.
+    """
     body = function.body.block
     layer = key[0]
-    own = [b for k, b in branches.items() if k[0] == layer]
     before = [b for k, b in branches.items() if k[0] < layer]
-    last_own = max(own, key=body.get_operation_index)
     for index in indices:
         weight = function.args[index]
         prefetch = PrefetchOp(weight, speculative=True)
@@ -335,7 +387,7 @@ def _fetch_ahead(
         else:
             body.insert_op_before(prefetch, body.first_op)  # type: ignore[arg-type]
         _rewire(weight, prefetch)
-        body.insert_op_after(DetachOp(prefetch.result), _after_detaches(last_own))
+        body.insert_op_after(DetachOp(prefetch.result), _after_detaches(branches[key]))
 
 
 def _after_detaches(op: Operation) -> Operation:

@@ -39,22 +39,23 @@ Policies, each modelled from its source (simplifications named):
   most `top_k`, each only if it lands before that layer's router:
   MoE-Infinity serves on-demand fetches first; a prefetch only evicts an
   expert chosen fewer times);
-- `ours`: a resident hot set per layer chosen from the routing profile's
-  frequencies (`choose_hot_set`: greedy by expected hits per byte across the
-  layers, whole experts); the rest of the budget holds the experts it
-  fetched, the least recently chosen evicted first: a miss is fetched
-  after the router and kept. Speculation: the previous token's experts of
-  the next layer that are neither hot nor held (evicted by the layers in
-  between) are fetched ahead of its router, into free room or the room of
-  other layers' least recently chosen experts (the idea of Pre-gated MoE, Hwang et al., ISCA 2024,
-  its pre-gate replaced by the previous token's choice), each only if it
-  lands before that router on the estimated timeline, so it never delays a
-  demand fetch; an unused one still counts in the bytes moved and its
-  buffer is freed at the end of its layer. It speculates only where it is
-  expected to pay (`_plan_hot_set`, tokens taken as independent): the link
-  has slack (expected fetch time per token below the compute time per
-  token) and fewer fetches are expected on demand, even with the hot set
-  shrunk to leave two layers' fetch buffers instead of one.
+- `ours`: a resident hot set chosen from the routing profile's frequencies
+  (`choose_hot_set`: greedy by expected hits per byte, whole experts), and
+  a cache of the experts it fetched (the least recently chosen evicted
+  first: a miss is fetched after the router and kept) in the rest of the
+  budget; `plan_ours` weighs the ways to split the budget (`our_candidates`:
+  room for one fetch or for a layer's `top_k`; one cache for all layers, or
+  the budget split evenly over the layers, each share its hot experts and
+  its cache; speculation or not) by running each on a sample of the
+  profile independent of the measured one, and keeps the fastest.
+  Speculation: the previous token's experts of the next layer that are
+  neither hot nor held are fetched ahead of its router, into free room or
+  the room of other layers' least recently chosen experts (the idea of
+  Pre-gated MoE, Hwang et al., ISCA 2024, its pre-gate replaced by the
+  previous token's choice), each only if it lands before that router on
+  the estimated timeline, so it never delays a demand fetch; an unused one
+  still counts in the bytes moved and its buffer is freed at the end of
+  its layer.
 
 Budgets count expert weights only (the rest of the model stays in HBM, the
 subject here is the experts); `peak_hbm_bytes` is their peak. A hit is a
@@ -343,10 +344,8 @@ class ExpertResult:
     """Compute time of the measured tokens."""
     peak_hbm_bytes: int
     """The most expert bytes in HBM at once while the measured tokens run."""
-    hot_set: list[list[int]] | None = None
-    """`ours`: the resident experts of each layer."""
-    speculative: bool = False
-    """`ours`: whether it fetched the previous token's experts ahead of the router."""
+    plan: OurPlan | None = None
+    """`ours`: its hot set, speculation and caches."""
 
     @property
     def expert_hit_rate(self) -> float:
@@ -395,6 +394,7 @@ class _Builder:
         self, step: MoEStep, hardware: Hardware, resident: set[Key], tokens: int
     ):
         self.step = step
+        self.hardware = hardware
         self.tokens = tokens
         """All the tokens of the run (warm-up included)."""
         self.tier = hardware.offload_tier
@@ -664,25 +664,42 @@ class _HotSet(_Policy):
         self,
         builder: _Builder,
         budget: int,
-        hot: set[Key],
+        plan: OurPlan,
         chosen: Chosen,
         frequencies: list[list[float]],
-        speculate: bool,
     ):
         super().__init__(builder)
-        self.hot = hot
-        self.capacity = budget - sum(builder.nbytes(key) for key in hot)
+        self.hot = plan.kept()
+        self.capacity = budget - sum(builder.nbytes(key) for key in self.hot)
+        self.rooms = plan.rooms
         self.used_bytes = 0
+        self.layer_bytes = [0] * len(builder.step.layers)
         self.chosen = chosen
         self.frequencies = frequencies
-        self.speculate = speculate
+        self.speculate = plan.speculate
         self.ahead: set[Key] = set()
         """Fetched speculatively, not used yet."""
         self.cache: OrderedDict[Key, None] = OrderedDict()
         """Fetched and used, not hot: least recently chosen first."""
 
     def _fits(self, key: Key) -> bool:
-        return self.used_bytes + self.b.nbytes(key) <= self.capacity
+        nbytes = self.b.nbytes(key)
+        if self.rooms is not None:
+            return self.layer_bytes[key[0]] + nbytes <= self.rooms[key[0]]
+        return self.used_bytes + nbytes <= self.capacity
+
+    def _victim(self, key: Key, protected: set[Key]) -> Key | None:
+        """The least recently chosen cached expert that may make room for `key`."""
+        for cached in self.cache:
+            if cached in protected:
+                continue
+            if self.rooms is None or cached[0] == key[0]:
+                return cached
+        return None
+
+    def _take(self, key: Key) -> None:
+        self.used_bytes += self.b.nbytes(key)
+        self.layer_bytes[key[0]] += self.b.nbytes(key)
 
     def routed(self, keys: list[Key]) -> None:
         for key in keys:
@@ -691,16 +708,17 @@ class _HotSet(_Policy):
 
     def admit(self, key: Key, protected: set[Key]) -> bool:
         while not self._fits(key):
-            victim = next((k for k in self.cache if k not in protected), None)
+            victim = self._victim(key, protected)
             if victim is None:
                 return False
             self._release(victim)
-        self.used_bytes += self.b.nbytes(key)
+        self._take(key)
         return True
 
     def _release(self, key: Key) -> None:
         self.b.free(key)
         self.used_bytes -= self.b.nbytes(key)
+        self.layer_bytes[key[0]] -= self.b.nbytes(key)
         self.ahead.discard(key)
         self.cache.pop(key, None)
 
@@ -731,7 +749,7 @@ class _HotSet(_Policy):
                 if victim is None:
                     return
                 self._release(victim)
-            self.used_bytes += self.b.nbytes(key)
+            self._take(key)
             self.b.fetch(key, token)
             self.ahead.add(key)
 
@@ -779,87 +797,72 @@ def choose_hot_set(
     return [sorted(experts) for experts in hot]
 
 
-def fetching_hot_set(
-    step: MoEStep, frequencies: Sequence[Sequence[float]], budget_bytes: int
-) -> list[list[int]]:
-    """
-    The hot set that leaves fetch buffers for one layer's misses (`top_k` of
-    the largest experts), or every expert where all fit.
-    """
-    if step.expert_weight_bytes() <= budget_bytes:
-        return [list(range(step.experts)) for _ in step.layers]
-    buffers = step.top_k * max(max(spec.expert_bytes) for spec in step.layers)
-    return choose_hot_set(step, frequencies, budget_bytes - buffers)
-
-
 @dataclass(frozen=True)
-class _Fetches:
-    """Expected fetch times per token with a hot set, tokens taken as independent."""
+class OurPlan:
+    """How `ours` holds experts: a hot set, and where the fetched ones go."""
 
-    demand_s: float
-    """Misses fetched after the router: exposed unless hidden by hits' compute."""
-    link_s: float
-    """All fetches, speculative ones included."""
+    hot: list[list[int]]
+    """Per layer, the resident experts."""
+    speculate: bool = False
+    """Fetch the previous token's experts ahead of the router (one shared cache only)."""
+    rooms: tuple[int, ...] | None = None
+    """Per layer, the room for its fetched experts; None: one cache for all layers."""
+
+    def kept(self) -> set[Key]:
+        return {(layer, e) for layer, row in enumerate(self.hot) for e in row}
 
 
-def _expected_fetches(
+def _one_layer(step: MoEStep, layer: int) -> MoEStep:
+    return MoEStep((step.layers[layer],), step.top_k, step.other_s)
+
+
+def our_candidates(
     step: MoEStep,
-    link: Link,
-    frequencies: list[list[float]],
-    hot: list[list[int]],
-    speculate: bool,
-) -> _Fetches:
-    """
-    An expert of frequency `p` outside the hot set is a miss with
-    probability `p`; speculating, it is also fetched ahead with probability
-    `p` (the previous token chose it) and that fetch is used with `p * p`,
-    so `p - p * p` of it remains on demand.
-    """
-    demand = total = 0.0
-    for spec, row, kept in zip(step.layers, frequencies, hot, strict=True):
-        for e, p in enumerate(row):
-            if e in kept:
-                continue
-            time = link.transfer_time(spec.expert_bytes[e], to_device=True)
-            demand += (p - p * p if speculate else p) * time
-            total += (2 * p - p * p if speculate else p) * time
-    return _Fetches(demand, total)
-
-
-def _plan_hot_set(
-    step: MoEStep,
-    link: Link,
     frequencies: list[list[float]],
     budget: int,
-    given: Sequence[Collection[int]] | None,
-) -> tuple[list[list[int]], bool]:
+    given: list[list[int]] | None,
+) -> list[OurPlan]:
     """
-    Our hot set and whether to speculate, whichever is expected faster: a
-    hot set leaving fetch buffers for one layer's misses (`top_k` of the
-    largest experts) and no speculation, or one leaving buffers for two
-    layers' with speculation, if its expected fetches fit in the expected
-    compute time per token (the link has slack) and leave less on demand.
-    A given hot set speculates on the same two conditions. A budget that
-    holds every expert keeps them all.
+    The plans `ours` weighs: fetch buffers for one miss or for a layer's
+    `top_k`, each with and without speculation (which takes `top_k` more),
+    and the budget split evenly over the layers, each share its layer's hot
+    experts and an LRU cache of its fetched ones (Mixtral-offloading's cache
+    with the popular experts pinned). A given hot set is kept in
+    each. A budget that holds every expert keeps them all.
     """
-    compute = step.compute_per_token_s(frequencies)
+    largest = max(max(spec.expert_bytes) for spec in step.layers)
+    layers, top_k = len(step.layers), step.top_k
+    if given is None and step.expert_weight_bytes() <= budget:
+        return [OurPlan([list(range(step.experts)) for _ in step.layers])]
 
-    def pays(hot: list[list[int]], against: list[list[int]]) -> bool:
-        ahead = _expected_fetches(step, link, frequencies, hot, speculate=True)
-        plain = _expected_fetches(step, link, frequencies, against, speculate=False)
-        return ahead.link_s < compute and ahead.demand_s < plain.demand_s
+    def hot(reserve: int) -> list[list[int]]:
+        return (
+            given
+            if given is not None
+            else choose_hot_set(step, frequencies, budget - reserve)
+        )
 
-    if given is not None:
-        hot = _checked_hot_set(step, given, budget)
-        return hot, pays(hot, hot)
-    if step.expert_weight_bytes() <= budget:  # room for all: every expert hot
-        return [list(range(step.experts)) for _ in step.layers], False
-    hot = fetching_hot_set(step, frequencies, budget)
-    buffers = step.top_k * max(max(spec.expert_bytes) for spec in step.layers)
-    wider = choose_hot_set(step, frequencies, budget - 2 * buffers)
-    if pays(wider, hot):
-        return wider, True
-    return hot, False
+    plans: list[OurPlan] = []
+    for buffers in sorted({1, top_k}):
+        plans.append(OurPlan(hot(buffers * largest)))
+        plans.append(OurPlan(hot((buffers + top_k) * largest), speculate=True))
+    share = budget // layers  # each layer its share: its hot experts, then its cache
+    for buffers in sorted({1, top_k}):
+        per_layer = given or [
+            choose_hot_set(_one_layer(step, n), [row], share - buffers * largest)[0]
+            for n, row in enumerate(frequencies)
+        ]
+        rooms = tuple(
+            share - sum(step.layers[n].expert_bytes[e] for e in row)
+            for n, row in enumerate(per_layer)
+        )
+        if min(rooms) >= largest:
+            plans.append(OurPlan(per_layer, rooms=rooms))
+    unique: list[OurPlan] = []
+    for plan in plans:
+        if plan not in unique:
+            unique.append(plan)
+    return unique
 
 
 def _checked_hot_set(
@@ -974,13 +977,14 @@ def simulate_experts(
     seed: int = 0,
     warmup: int = 0,
     hot_set: Sequence[Collection[int]] | None = None,
+    profile: Routing | None = None,
 ) -> ExpertResult:
     """
     Run `warmup` then `tokens` decode tokens of `step`, experts routed by
     `routing` (sampled with `seed`), under `policy` with `budget_bytes` of
-    HBM for expert weights, and measure the last `tokens`; `hot_set`: our
-    resident experts per layer (else `choose_hot_set` on the profile's
-    frequencies).
+    HBM for expert weights, and measure the last `tokens`. `ours` plans from
+    `profile` (default: `routing`, same seed; `plan_ours`), keeping
+    `hot_set` resident where given.
     """
     if tokens < 1:
         raise ExpertError(f"a routed-expert run needs at least one token, not {tokens}")
@@ -993,65 +997,100 @@ def simulate_experts(
         )
     layers, experts, top_k = len(step.layers), step.experts, step.top_k
     chosen = routing.sample(layers, experts, top_k, warmup + tokens, seed)
-    setup = _setup(policy, step, routing, hardware, budget_bytes, chosen, seed, hot_set)
-    builder = setup.builder
-    hits, first_compute = _run_tokens(builder, setup.rules, chosen, warmup)
-    run = simulate(builder.schedule(), hardware, setup.budget)
+    if policy == ALL_RESIDENT:
+        builder = _Builder(step, hardware, set(_every_expert(step)), len(chosen))
+        return _measure(policy, builder, _Policy(builder), chosen, warmup, None)
+    budget = _check_budget(step, policy, budget_bytes)
+    if policy != OURS:
+        builder = _Builder(step, hardware, set(), len(chosen))
+        rules = _cache(policy, builder, budget)
+        return _measure(policy, builder, rules, chosen, warmup, budget)
+    plan = plan_ours(
+        step, profile or routing, hardware, budget, seed, warmup, tokens, hot_set
+    )
+    frequencies = (profile or routing).frequencies(layers, experts, top_k, seed)
+    return _run_ours(step, plan, chosen, warmup, hardware, budget, frequencies)
+
+
+def plan_ours(
+    step: MoEStep,
+    profile: Routing,
+    hardware: Hardware,
+    budget_bytes: int,
+    seed: int = 0,
+    warmup: int = 0,
+    tokens: int = 32,
+    hot_set: Sequence[Collection[int]] | None = None,
+) -> OurPlan:
+    """
+    Our plan for `budget_bytes`: each of `our_candidates` (hot sets from the
+    profile's frequencies) run on a sample of the profile independent of
+    the one a run is measured on (the same popularity, another stream of
+    draws: `Routing.sample`; a trace: the trace itself, an in-sample plan),
+    `warmup` then `tokens` tokens, and the fastest kept (ties: the first).
+    """
+    layers, experts, top_k = len(step.layers), step.experts, step.top_k
+    frequencies = profile.frequencies(layers, experts, top_k, seed)
+    given = None if hot_set is None else _checked_hot_set(step, hot_set, budget_bytes)
+    candidates = our_candidates(step, frequencies, budget_bytes, given)
+    if len(candidates) == 1:
+        return candidates[0]
+    if profile.trace is None:
+        sample = profile.sample(layers, experts, top_k, warmup + tokens, seed, stream=2)
+    else:
+        sample = profile.sample(layers, experts, top_k, len(profile.trace.tokens))
+        warmup = min(warmup, len(sample) // 2)
+    speeds = [
+        _run_ours(
+            step, plan, sample, warmup, hardware, budget_bytes, frequencies
+        ).tokens_per_s
+        for plan in candidates
+    ]
+    return candidates[speeds.index(max(speeds))]
+
+
+def _run_ours(
+    step: MoEStep,
+    plan: OurPlan,
+    chosen: Chosen,
+    warmup: int,
+    hardware: Hardware,
+    budget: int,
+    frequencies: list[list[float]],
+) -> ExpertResult:
+    builder = _Builder(step, hardware, plan.kept(), len(chosen))
+    rules = _HotSet(builder, budget, plan, chosen, frequencies)
+    result = _measure(OURS, builder, rules, chosen, warmup, budget)
+    result.plan = plan
+    return result
+
+
+def _measure(
+    policy: str,
+    builder: _Builder,
+    rules: _Policy,
+    chosen: Chosen,
+    warmup: int,
+    budget: int | None,
+) -> ExpertResult:
+    """Run every token under `rules`, simulate, and measure those after `warmup`."""
+    hits, first_compute = _run_tokens(builder, rules, chosen, warmup)
+    run = simulate(builder.schedule(), builder.hardware, budget)
     computes = [i for i in run.intervals if i.track == "compute"]
     measured_from = computes[first_compute].start
+    tokens = len(chosen) - warmup
     return ExpertResult(
         policy=policy,
         tokens=tokens,
         run=run,
         hits=hits,
-        routed=tokens * layers * top_k,
+        routed=tokens * len(builder.step.layers) * builder.step.top_k,
         moved_bytes=sum(n for t, n in builder.moved.items() if t >= warmup),
         measured_from_s=measured_from,
         last_token_s=computes[-1].end,
         measured_compute_s=sum(s for t, s in builder.compute_s.items() if t >= warmup),
         peak_hbm_bytes=_peak_from(run, measured_from),
-        hot_set=setup.hot,
-        speculative=setup.speculate,
     )
-
-
-@dataclass
-class _Setup:
-    builder: _Builder
-    rules: _Policy
-    budget: int | None
-    """The capacity the simulator enforces (None: `all-resident`)."""
-    hot: list[list[int]] | None = None
-    speculate: bool = False
-
-
-def _setup(
-    policy: str,
-    step: MoEStep,
-    routing: Routing,
-    hardware: Hardware,
-    budget_bytes: int | None,
-    chosen: Chosen,
-    seed: int,
-    hot_set: Sequence[Collection[int]] | None,
-) -> _Setup:
-    """The schedule builder and the policy's rules, its budget checked."""
-    tokens = len(chosen)
-    if policy == ALL_RESIDENT:
-        builder = _Builder(step, hardware, set(_every_expert(step)), tokens)
-        return _Setup(builder, _Policy(builder), None)
-    budget = _check_budget(step, policy, budget_bytes)
-    if policy != OURS:
-        builder = _Builder(step, hardware, set(), tokens)
-        return _Setup(builder, _cache(policy, builder, budget), budget)
-    layers = len(step.layers)
-    frequencies = routing.frequencies(layers, step.experts, step.top_k, seed)
-    link = hardware.link(hardware.offload_tier)
-    hot, speculate = _plan_hot_set(step, link, frequencies, budget, hot_set)
-    kept = {(layer, e) for layer, row in enumerate(hot) for e in row}
-    builder = _Builder(step, hardware, kept, tokens)
-    rules = _HotSet(builder, budget, kept, chosen, frequencies, speculate)
-    return _Setup(builder, rules, budget, hot, speculate)
 
 
 def _every_expert(step: MoEStep) -> list[Key]:

@@ -90,12 +90,21 @@ class Routing:
         return "uniform" if self.kind == "uniform" else f"zipf:{self.exponent:g}"
 
     def sample(
-        self, layers: int, experts: int, top_k: int, tokens: int, seed: int = 0
+        self,
+        layers: int,
+        experts: int,
+        top_k: int,
+        tokens: int,
+        seed: int = 0,
+        stream: int = 1,
     ) -> Chosen:
         """
         The experts each of `tokens` tokens chooses at each of `layers` MoE
         layers: `top_k` distinct ones of `experts`, the same for a seed (a
-        trace replays its first `tokens` tokens and ignores the seed).
+        trace replays its first `tokens` tokens and ignores the seed). The
+        seed fixes the experts' popularity (`frequencies`) and, with
+        `stream`, the draws: another stream is another sample of the same
+        profile (a planner's, independent of the run's).
 
         >>> len(parse_routing("uniform").sample(2, 4, 2, 1, seed=3)[0][1])
         2
@@ -106,7 +115,7 @@ class Routing:
         if self.trace is not None:
             return _replay(self.trace, layers, experts, top_k, tokens)
         weights = self._weights(layers, experts, seed)
-        rng = np.random.default_rng([seed, 1])
+        rng = np.random.default_rng([seed, stream])
         clocks = rng.exponential(size=(tokens, layers, experts)) / weights[None]
         order = np.argsort(clocks, axis=2, kind="stable")[:, :, :top_k]
         rows = cast(list[list[list[int]]], order.tolist())

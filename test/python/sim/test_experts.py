@@ -26,8 +26,11 @@ from hyperoffload.sim.experts import (
     ExpertError,
     ExpertResult,
     MoEStep,
+    OurPlan,
     choose_hot_set,
     format_expert_table,
+    our_candidates,
+    plan_ours,
     roofline_s,
     simulate_experts,
 )
@@ -66,6 +69,11 @@ def _hand(
     )
     assert result.run.oom is None
     return result
+
+
+def _plan(result: ExpertResult) -> OurPlan:
+    assert result.plan is not None
+    return result.plan
 
 
 def test_lru_one_slot_per_layer() -> None:
@@ -115,7 +123,7 @@ def test_ours_with_a_given_hot_set() -> None:
     6 hits of 12, 6 fetches of 1 MB.
     """
     result = _hand(OURS, 3 * MB, hot_set=[[0], [1]])
-    assert not result.speculative
+    assert not _plan(result).speculate
     assert result.hits == 6
     assert result.bytes_moved_per_token == 6 * MB / 6
     assert result.peak_hbm_bytes == 3 * MB
@@ -131,8 +139,7 @@ def test_ours_keeps_what_it_fetched() -> None:
     """
     tight = _hand(OURS, 4 * MB, hot_set=[[0], [1]])
     slack = _hand(OURS, 4 * MB, step=SLACK, hot_set=[[0], [1]])
-    assert not tight.speculative
-    assert slack.speculative
+    assert not _plan(tight).speculate
     for result in (tight, slack):
         assert result.hits == 8
         assert result.bytes_moved_per_token == 4 * MB / 6
@@ -149,7 +156,7 @@ def test_ours_speculates_into_slack() -> None:
     result = simulate_experts(
         step, parse_routing("uniform"), 32, OURS, HARDWARE, 24 * MB
     )
-    assert result.speculative
+    assert _plan(result).speculate
     misses = result.routed - result.hits
     assert result.bytes_moved_per_token * result.tokens > misses * MB
     assert result.peak_hbm_bytes <= 24 * MB
@@ -167,7 +174,7 @@ def test_ours_hot_set_from_the_trace() -> None:
     layer 1 at t4 (3): 9 hits, 3 fetches.
     """
     result = _hand(OURS, 4 * MB)
-    assert result.hot_set == [[0, 1], [1]]
+    assert _plan(result).hot == [[0, 1], [1]]
     assert result.hits == 9
     assert result.bytes_moved_per_token == 3 * MB / 6
 
@@ -340,3 +347,45 @@ def test_from_config_prices_each_kernel() -> None:
     assert layer.post_s == pytest.approx(layer.expert_s[0])  # one shared expert
     with pytest.raises(ExpertError, match="no routed experts"):
         MoEStep.from_config(CONFIGS["tiny-llama"], HARDWARE, kv_len=16)
+
+
+def test_our_candidates_split_the_budget_several_ways() -> None:
+    """
+    2 layers of 4 experts of 1 MB, top-1, 4 MB: room for one fetch leaves 3
+    MB of hot experts, speculation one more buffer (2 MB); split over the
+    layers, each 2 MB share keeps one hot expert beside its own cache.
+    """
+    frequencies = HAND.frequencies(2, 4, 1)
+    plans = our_candidates(TIGHT, frequencies, 4 * MB, None)
+    assert [(p.speculate, p.rooms, p.hot) for p in plans] == [
+        (False, None, [[0, 1], [1]]),
+        (True, None, [[0], [1]]),
+        (False, (MB, MB), [[0], [1]]),
+    ]
+    assert our_candidates(TIGHT, frequencies, 8 * MB, None) == [
+        OurPlan([[0, 1, 2, 3], [0, 1, 2, 3]])
+    ]
+
+
+def test_ours_splits_like_lru_where_that_is_faster() -> None:
+    """
+    2 MB on the hand trace: one expert per layer. The split plan holds no
+    hot expert and one cache slot per layer, LRU itself; ours plans on the
+    trace itself (an in-sample profile), so it is at least as fast.
+    """
+    ours = _hand(OURS, 2 * MB)
+    lru = _hand(LRU, 2 * MB)
+    assert ours.tokens_per_s >= lru.tokens_per_s
+    assert ours.hits >= lru.hits
+
+
+def test_plan_ours_weighs_an_independent_sample() -> None:
+    """The plan's sample is another stream of the same profile: same popularity, other draws."""
+    routing = parse_routing("zipf:1.0")
+    measured = routing.sample(2, 8, 2, 64, seed=3)
+    planning = routing.sample(2, 8, 2, 64, seed=3, stream=2)
+    assert measured != planning
+    assert routing.sample(2, 8, 2, 64, seed=3, stream=1) == measured
+    step = MoEStep.uniform(2, 8, 2, expert_bytes=MB, expert_s=1e-4, pre_s=1e-4)
+    plan = plan_ours(step, routing, HARDWARE, 6 * MB, seed=3, tokens=64)
+    assert plan in our_candidates(step, routing.frequencies(2, 8, 2, 3), 6 * MB, None)
