@@ -1,5 +1,5 @@
 """
-The routed-expert model of a MoE decode step (`hyperoffload.sim.experts.
+The routed-expert model of a MoE decode step (`hyperoffload.sim.moe.
 MoEStep`) read from a routed export (`hyperoffload-gen ... --experts
 routed`): each `scf.if` tagged `hyperoffload.expert = array<i64: layer,
 expert>` is that expert's work, each argument with the same tag its weights.
@@ -34,8 +34,8 @@ from hyperoffload.analysis.cost import CostModel, tensor_bytes
 from hyperoffload.analysis.extract import extract_schedule, main_function
 from hyperoffload.dialects.hyperoffload import EXPERT_ATTR, MOE_ATTR
 from hyperoffload.ir.diagnostics import diagnostic_at, location_of
-from hyperoffload.sim.experts import ExpertError, MoELayer, MoEStep
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.moe import ExpertError, MoELayer, MoEStep
 from hyperoffload.sim.schedule import Compute
 
 Key = tuple[int, int]

@@ -28,13 +28,9 @@ from hyperoffload.analysis.moe_step import moe_step
 from hyperoffload.benchmark.plots import write_budget_throughput_plot
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.workloads import Export, preset_workloads
-from hyperoffload.sim.experts import (
-    ALL_RESIDENT,
-    EXPERT_POLICIES,
-    MoEStep,
-    simulate_experts,
-)
+from hyperoffload.sim.experts import ALL_RESIDENT, EXPERT_POLICIES, simulate_experts
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.moe import MoEStep
 from hyperoffload.sim.routing import parse_routing
 
 

@@ -74,8 +74,9 @@ from hyperoffload.dialects.hyperoffload import (
 )
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.experts import ExpertError, MoEStep, plan_ours
+from hyperoffload.sim.experts import plan_ours
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.moe import ExpertError, MoEStep
 from hyperoffload.sim.routing import Routing
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier

@@ -73,25 +73,25 @@ result.expert_hit_rate, result.tokens_per_s
 
 from __future__ import annotations
 
-import heapq
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from hyperoffload.sim.hardware import Hardware, Link
-from hyperoffload.sim.routing import Chosen, Routing
-from hyperoffload.sim.schedule import (
-    Buffer,
-    Compute,
-    Free,
-    Schedule,
-    Step,
-    Transfer,
-    Wait,
+from hyperoffload.sim.expert_caches import (
+    ActivationAwareCache,
+    CachePolicy,
+    HotSetCache,
+    LeastRecentlyUsedCache,
+    OnDemandCache,
+    OurPlan,
+    TokenSchedule,
+    every_expert,
+    run_tokens,
 )
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.moe import ExpertError, MoEStep
+from hyperoffload.sim.routing import Chosen, Routing
 from hyperoffload.sim.simulator import SimResult, simulate
-from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes, format_seconds
 
 ALL_RESIDENT = "all-resident"
@@ -107,222 +107,6 @@ OURS = "ours"
 
 EXPERT_POLICIES = (OURS, ALL_RESIDENT, ON_DEMAND, LRU, MOE_INFINITY)
 """The policies a routed-expert run takes."""
-
-Key = tuple[int, int]
-"""(MoE layer, expert)."""
-
-
-class ExpertError(ValueError):
-    """A routed-expert run that cannot run (a budget below one expert per layer, ...)."""
-
-
-@dataclass(frozen=True)
-class MoELayer:
-    """One MoE layer of a decode step, for one token."""
-
-    pre_s: float
-    """Compute before the router: attention, norms, the router."""
-    post_s: float
-    """Compute after the routed experts: shared experts, the combine."""
-    expert_bytes: tuple[int, ...]
-    """Each routed expert's weight bytes."""
-    expert_s: tuple[float, ...]
-    """Each routed expert's compute time for one token."""
-
-
-@dataclass(frozen=True)
-class MoEStep:
-    """
-    A MoE decode step: its MoE layers and how many experts each token routes to.
-
-    >>> step = MoEStep.uniform(2, 4, 1, expert_bytes=1000, expert_s=1e-5)
-    >>> step.experts, step.expert_weight_bytes()
-    (4, 8000)
-    """
-
-    layers: tuple[MoELayer, ...]
-    top_k: int
-    other_s: float = 0.0
-    """Compute per token outside the MoE layers (dense layers, embedding, head), first."""
-
-    def __post_init__(self) -> None:
-        if not self.layers:
-            raise ExpertError("a MoE step needs at least one MoE layer")
-        for index, layer in enumerate(self.layers):
-            _check_layer(layer, index, self.experts, self.top_k)
-        if self.other_s < 0:
-            raise ExpertError(f"other_s cannot be negative ({self.other_s})")
-
-    @property
-    def experts(self) -> int:
-        """Routed experts per layer (the same in every layer)."""
-        return len(self.layers[0].expert_bytes)
-
-    def expert_weight_bytes(self) -> int:
-        """All routed experts' weights, over all the layers."""
-        return sum(sum(layer.expert_bytes) for layer in self.layers)
-
-    def compute_per_token_s(self, frequencies: Sequence[Sequence[float]]) -> float:
-        """The expected compute time of a token when experts are chosen with `frequencies`."""
-        return self.other_s + sum(
-            layer.pre_s
-            + layer.post_s
-            + sum(p * t for p, t in zip(chosen, layer.expert_s, strict=True))
-            for layer, chosen in zip(self.layers, frequencies, strict=True)
-        )
-
-    @staticmethod
-    def uniform(
-        layers: int,
-        experts: int,
-        top_k: int,
-        expert_bytes: int,
-        expert_s: float,
-        pre_s: float = 0.0,
-        post_s: float = 0.0,
-        other_s: float = 0.0,
-    ) -> MoEStep:
-        """A step whose layers are alike and whose experts are alike."""
-        layer = MoELayer(
-            pre_s, post_s, (expert_bytes,) * experts, (expert_s,) * experts
-        )
-        return MoEStep((layer,) * layers, top_k, other_s)
-
-    @staticmethod
-    def from_config(
-        cfg: MoEConfig, hardware: Hardware, kv_len: int, dtype: str = "bf16"
-    ) -> MoEStep:
-        """
-        The decode step (batch 1, `kv_len` cached positions) of a MoE model
-        configuration (`hyperoffload.frontend.configs`), each kernel priced
-        by `roofline_s`. An approximation: norms, activations, residuals and
-        the combine are taken as fused into their neighbours; a layer's
-        attention is its QKV projection, the attention over the cache and
-        the output projection; the router is one GEMV; each expert (SwiGLU)
-        is a gate-and-up GEMV and a down GEMV; shared experts run after the
-        routed ones; the dense layers and the LM head form `other_s`.
-
-        ```python
-        MoEStep.from_config(CONFIGS["deepseek-v3"], load_hardware("ascend-910c"), 4096)
-        ```
-        """
-        if cfg.n_experts < 1 or cfg.top_k < 1:
-            raise ExpertError("the configuration has no routed experts (not a MoE)")
-        width = _element_bytes(dtype)
-        hidden = cfg.hidden
-
-        def gemv(rows: int, cols: int) -> float:
-            return roofline_s(hardware, 2.0 * rows * cols, rows * cols * width, dtype)
-
-        def ffn(inner: int) -> tuple[int, float]:
-            """A SwiGLU FFN's weight bytes and its time for one token."""
-            return 3 * hidden * inner * width, gemv(hidden, 2 * inner) + gemv(
-                inner, hidden
-            )
-
-        heads = cfg.n_heads * cfg.head_dim
-        cache = 2 * cfg.n_kv_heads * cfg.head_dim * kv_len * width
-        attention = (
-            gemv(hidden, heads + 2 * cfg.n_kv_heads * cfg.head_dim)
-            + roofline_s(
-                hardware,
-                4.0 * heads * kv_len,
-                cache,
-                dtype,
-                hardware.attention_efficiency,
-            )
-            + gemv(heads, hidden)
-        )
-        expert_bytes, expert_s = ffn(cfg.expert_ffn)
-        shared_s = cfg.n_shared_experts * ffn(cfg.expert_ffn)[1]
-        moe_layers = cfg.n_layers - cfg.n_dense_layers
-        layer = MoELayer(
-            attention + gemv(hidden, cfg.n_experts),
-            shared_s,
-            (expert_bytes,) * cfg.n_experts,
-            (expert_s,) * cfg.n_experts,
-        )
-        other = cfg.n_dense_layers * (attention + ffn(cfg.ffn_hidden)[1]) + gemv(
-            hidden, cfg.vocab_size
-        )
-        return MoEStep((layer,) * moe_layers, cfg.top_k, other)
-
-
-class MoEConfig(Protocol):
-    """What `MoEStep.from_config` reads of a model configuration."""
-
-    @property
-    def vocab_size(self) -> int: ...
-    @property
-    def hidden(self) -> int: ...
-    @property
-    def n_layers(self) -> int: ...
-    @property
-    def n_heads(self) -> int: ...
-    @property
-    def n_kv_heads(self) -> int: ...
-    @property
-    def head_dim(self) -> int: ...
-    @property
-    def ffn_hidden(self) -> int: ...
-    @property
-    def n_experts(self) -> int: ...
-    @property
-    def top_k(self) -> int: ...
-    @property
-    def n_shared_experts(self) -> int: ...
-    @property
-    def expert_ffn(self) -> int: ...
-    @property
-    def n_dense_layers(self) -> int: ...
-
-
-_ELEMENT_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f8": 1, "i8": 1}
-
-
-def _element_bytes(dtype: str) -> int:
-    if dtype not in _ELEMENT_BYTES:
-        raise ExpertError(
-            f"unknown dtype '{dtype}' (expected one of {', '.join(_ELEMENT_BYTES)})"
-        )
-    return _ELEMENT_BYTES[dtype]
-
-
-def roofline_s(
-    hardware: Hardware,
-    flops: float,
-    nbytes: int,
-    dtype: str,
-    efficiency: float | None = None,
-) -> float:
-    """
-    One kernel's time: `max(flops / (peak(dtype) * efficiency), bytes / (HBM
-    bandwidth * memory_efficiency)) + op_overhead` (`efficiency` defaults to
-    `compute_efficiency`), the formula `hyperoffload.analysis.cost` prices
-    kernels with. An approximation: efficiencies do not depend on shape.
-    """
-    rate = efficiency if efficiency is not None else hardware.compute_efficiency
-    compute = flops / (hardware.peak(dtype) * rate)
-    memory = nbytes / (hardware.hbm_bandwidth * hardware.memory_efficiency)
-    return max(compute, memory) + hardware.op_overhead_s
-
-
-def _check_layer(layer: MoELayer, index: int, experts: int, top_k: int) -> None:
-    where = f"MoE layer {index}"
-    if len(layer.expert_bytes) != experts or len(layer.expert_s) != experts:
-        raise ExpertError(
-            f"{where}: every layer needs {experts} expert sizes and times "
-            f"(it has {len(layer.expert_bytes)} and {len(layer.expert_s)})"
-        )
-    if not 1 <= top_k <= experts:
-        raise ExpertError(f"{where}: top_k {top_k} must be in [1, {experts}]")
-    if any(b <= 0 for b in layer.expert_bytes):
-        raise ExpertError(f"{where}: every expert needs a positive size")
-    if min(layer.pre_s, layer.post_s, *layer.expert_s) < 0:
-        raise ExpertError(f"{where}: compute times cannot be negative")
-
-
-# ------------------------------------------------------------------- results
 
 
 @dataclass
@@ -380,388 +164,6 @@ class ExpertResult:
         }
 
 
-# ------------------------------------------------------------------ schedule
-
-
-class _Builder:
-    """
-    The schedule of all the tokens, step by step, with the timeline the
-    simulator will compute (compute times as given, the link serial): the
-    policies read it to fetch into the link's slack only.
-    """
-
-    def __init__(
-        self, step: MoEStep, hardware: Hardware, resident: set[Key], tokens: int
-    ):
-        self.step = step
-        self.hardware = hardware
-        self.tokens = tokens
-        """All the tokens of the run (warm-up included)."""
-        self.tier = hardware.offload_tier
-        self.link: Link = hardware.link(self.tier)
-        self.buffers: list[Buffer] = []
-        self.device: dict[Key, int] = {}
-        self.copy: dict[Key, int] = {}
-        for layer, spec in enumerate(step.layers):
-            for expert, nbytes in enumerate(spec.expert_bytes):
-                key = (layer, expert)
-                name = f"expert {expert} of layer {layer}"
-                held = key in resident
-                self.device[key] = self._buffer(
-                    Buffer(
-                        0, name, nbytes, Tier.HBM, "argument", pinned=held, initial=held
-                    )
-                )
-                self.copy[key] = self._buffer(
-                    Buffer(
-                        0,
-                        f"{name} ({self.tier})",
-                        nbytes,
-                        self.tier,
-                        "copy",
-                        initial=True,
-                    )
-                )
-        self.steps: list[Step] = []
-        self.held: set[Key] = set(resident)
-        self.in_flight: dict[Key, tuple[int, float]] = {}  # fetched, not waited for
-        self.now = 0.0
-        self.link_free = 0.0
-        self.transfers = 0
-        self.computes = 0
-        self.token = 0
-        """The token whose steps are being added."""
-        self.compute_s: dict[int, float] = {}  # token -> its compute time
-        self.moved: dict[int, int] = {}  # token -> the bytes of the fetches serving it
-
-    def _buffer(self, buffer: Buffer) -> int:
-        buffer.id = len(self.buffers)
-        self.buffers.append(buffer)
-        return buffer.id
-
-    def nbytes(self, key: Key) -> int:
-        return self.step.layers[key[0]].expert_bytes[key[1]]
-
-    def compute(self, name: str, loc: str, time_s: float, reads: list[int]) -> None:
-        self.steps.append(Compute(name, loc, time_s, 0.0, 0, reads=reads))
-        self.now += time_s
-        self.computes += 1
-        self.compute_s[self.token] = self.compute_s.get(self.token, 0.0) + time_s
-
-    def fetch_time(self, key: Key) -> float:
-        return self.link.transfer_time(self.nbytes(key), to_device=True)
-
-    def fetch(self, key: Key, token: int) -> None:
-        """Copy `key` into HBM (it must not be held), for `token`."""
-        transfer = self.transfers
-        self.transfers += 1
-        nbytes = self.nbytes(key)
-        self.steps.append(
-            Transfer(
-                transfer, self.copy[key], self.device[key], nbytes, self.tier, True
-            )
-        )
-        end = max(self.now, self.link_free) + self.fetch_time(key)
-        self.link_free = end
-        self.in_flight[key] = (transfer, end)
-        self.held.add(key)
-        self.moved[token] = self.moved.get(token, 0) + nbytes
-
-    def wait(self, key: Key) -> None:
-        if key in self.in_flight:
-            transfer, end = self.in_flight.pop(key)
-            self.steps.append(Wait(transfer))
-            self.now = max(self.now, end)
-
-    def free(self, key: Key) -> None:
-        self.wait(key)
-        self.steps.append(Free(self.device[key]))
-        self.held.remove(key)
-
-    def ready_at(self, key: Key) -> float:
-        """When `key`'s weights are in HBM (now, if they are)."""
-        return self.in_flight[key][1] if key in self.in_flight else self.now
-
-    def lands_by(self, key: Key, deadline: float) -> bool:
-        """Whether a fetch of `key` issued now would land by `deadline`."""
-        return max(self.now, self.link_free) + self.fetch_time(key) <= deadline
-
-    def schedule(self) -> Schedule:
-        return Schedule("routed experts", self.buffers, self.steps)
-
-
-# ------------------------------------------------------------------ policies
-
-
-class _Policy:
-    """Where experts live between their uses; the default holds every expert."""
-
-    def __init__(self, builder: _Builder):
-        self.b = builder
-
-    def routed(self, keys: list[Key]) -> None:
-        """The router of a layer chose `keys` (the held ones are hits)."""
-
-    def admit(self, key: Key, protected: set[Key]) -> bool:
-        """Make room to fetch `key`, evicting none of `protected`; False if none now."""
-        raise ExpertError(f"{key} is not resident under a policy that holds all")
-
-    def used(self, key: Key) -> None:
-        """`key`'s compute for this token is done."""
-
-    def background(
-        self, token: int, layer: int, deadline: float, protected: set[Key]
-    ) -> None:
-        """Fetches ahead for `layer` of `token`, whose router ends at `deadline`."""
-
-    def layer_done(self, layer: int, keys: list[Key]) -> None:
-        """The layer's experts are computed."""
-
-
-class _OnDemand(_Policy):
-    """`on-demand`: fetch buffers only, each freed after its compute."""
-
-    def __init__(self, builder: _Builder, budget: int):
-        super().__init__(builder)
-        self.capacity = budget
-        self.used_bytes = 0
-
-    def admit(self, key: Key, protected: set[Key]) -> bool:
-        nbytes = self.b.nbytes(key)
-        if self.used_bytes + nbytes > self.capacity:
-            return False
-        self.used_bytes += nbytes
-        return True
-
-    def used(self, key: Key) -> None:
-        self.b.free(key)
-        self.used_bytes -= self.b.nbytes(key)
-
-
-class _LeastRecentlyUsed(_Policy):
-    """`lru`: one LRU cache per layer, the budget split evenly."""
-
-    def __init__(self, builder: _Builder, budget: int):
-        super().__init__(builder)
-        layers = len(builder.step.layers)
-        self.capacity = budget // layers
-        self.cache: list[OrderedDict[int, None]] = [
-            OrderedDict() for _ in range(layers)
-        ]
-        self.used_bytes = [0] * layers
-
-    def routed(self, keys: list[Key]) -> None:
-        for layer, expert in keys:
-            if expert in self.cache[layer]:
-                self.cache[layer].move_to_end(expert)
-
-    def admit(self, key: Key, protected: set[Key]) -> bool:
-        layer, expert = key
-        cache = self.cache[layer]
-        while self.used_bytes[layer] + self.b.nbytes(key) > self.capacity:
-            victim = next((e for e in cache if (layer, e) not in protected), None)
-            if victim is None:
-                return False
-            del cache[victim]
-            self.b.free((layer, victim))
-            self.used_bytes[layer] -= self.b.nbytes((layer, victim))
-        cache[expert] = None
-        self.used_bytes[layer] += self.b.nbytes(key)
-        return True
-
-
-class _ActivationAware(_Policy):
-    """`moe-infinity`: one cache evicting the least chosen, next-layer prefetch."""
-
-    def __init__(self, builder: _Builder, budget: int):
-        super().__init__(builder)
-        self.capacity = budget
-        self.used_bytes = 0
-        self.count: dict[Key, int] = {}
-        self.stamp: dict[Key, int] = {}
-        self.clock = 0
-        self.victims: list[tuple[int, int, Key]] = []  # (count, stamp, key), lazy
-
-    def _touch(self, key: Key) -> None:
-        self.clock += 1
-        self.stamp[key] = self.clock
-        if key in self.b.held:
-            heapq.heappush(self.victims, (self.count.get(key, 0), self.clock, key))
-
-    def routed(self, keys: list[Key]) -> None:
-        for key in keys:
-            self.count[key] = self.count.get(key, 0) + 1
-            self._touch(key)
-
-    def _victim(self, protected: set[Key], below: int | None) -> Key | None:
-        """The least chosen (then least recent) held expert outside `protected`."""
-        skipped: list[tuple[int, int, Key]] = []
-        found: Key | None = None
-        while self.victims:
-            count, stamp, key = self.victims[0]
-            if key not in self.b.held or self.stamp.get(key) != stamp:
-                heapq.heappop(self.victims)  # stale: evicted, or touched since
-                continue
-            if key in protected:
-                skipped.append(heapq.heappop(self.victims))
-                continue
-            if below is None or count < below:
-                found = heapq.heappop(self.victims)[2]
-            break
-        for entry in skipped:
-            heapq.heappush(self.victims, entry)
-        return found
-
-    def _room(self, key: Key, protected: set[Key], below: int | None) -> bool:
-        nbytes = self.b.nbytes(key)
-        while self.used_bytes + nbytes > self.capacity:
-            victim = self._victim(protected, below)
-            if victim is None:
-                return False
-            self.b.free(victim)
-            self.used_bytes -= self.b.nbytes(victim)
-        self.used_bytes += nbytes
-        return True
-
-    def admit(self, key: Key, protected: set[Key]) -> bool:
-        if not self._room(key, protected, None):
-            return False
-        self._touch_after_fetch(key)
-        return True
-
-    def _touch_after_fetch(self, key: Key) -> None:
-        """Enter `key` in the eviction order once the caller has fetched it."""
-        self.clock += 1
-        self.stamp[key] = self.clock
-        heapq.heappush(self.victims, (self.count.get(key, 0), self.clock, key))
-
-    def background(
-        self, token: int, layer: int, deadline: float, protected: set[Key]
-    ) -> None:
-        experts = len(self.b.step.layers[layer].expert_bytes)
-        candidates = sorted(
-            (key for key in ((layer, e) for e in range(experts)) if key in self.count),
-            key=lambda key: (-self.count[key], key[1]),
-        )
-        wanted = [key for key in candidates if key not in self.b.held]
-        for key in wanted[: self.b.step.top_k]:
-            if not self.b.lands_by(key, deadline):
-                return
-            if not self._room(key, protected, self.count[key]):
-                return
-            self.b.fetch(key, token)
-            self._touch_after_fetch(key)
-
-
-class _HotSet(_Policy):
-    """
-    `ours`: a resident hot set; the rest of the budget holds the experts
-    fetched, least recently used evicted first (a fetch buffer that keeps
-    what it fetched); speculation into free room and link slack.
-    """
-
-    def __init__(
-        self,
-        builder: _Builder,
-        budget: int,
-        plan: OurPlan,
-        chosen: Chosen,
-        frequencies: list[list[float]],
-    ):
-        super().__init__(builder)
-        self.hot = plan.kept()
-        self.capacity = budget - sum(builder.nbytes(key) for key in self.hot)
-        self.rooms = plan.rooms
-        self.used_bytes = 0
-        self.layer_bytes = [0] * len(builder.step.layers)
-        self.chosen = chosen
-        self.frequencies = frequencies
-        self.speculate = plan.speculate
-        self.ahead: set[Key] = set()
-        """Fetched speculatively, not used yet."""
-        self.cache: OrderedDict[Key, None] = OrderedDict()
-        """Fetched and used, not hot: least recently chosen first."""
-
-    def _fits(self, key: Key) -> bool:
-        nbytes = self.b.nbytes(key)
-        if self.rooms is not None:
-            return self.layer_bytes[key[0]] + nbytes <= self.rooms[key[0]]
-        return self.used_bytes + nbytes <= self.capacity
-
-    def _victim(self, key: Key, protected: set[Key]) -> Key | None:
-        """The least recently chosen cached expert that may make room for `key`."""
-        for cached in self.cache:
-            if cached in protected:
-                continue
-            if self.rooms is None or cached[0] == key[0]:
-                return cached
-        return None
-
-    def _take(self, key: Key) -> None:
-        self.used_bytes += self.b.nbytes(key)
-        self.layer_bytes[key[0]] += self.b.nbytes(key)
-
-    def routed(self, keys: list[Key]) -> None:
-        for key in keys:
-            if key in self.cache:
-                self.cache.move_to_end(key)
-
-    def admit(self, key: Key, protected: set[Key]) -> bool:
-        while not self._fits(key):
-            victim = self._victim(key, protected)
-            if victim is None:
-                return False
-            self._release(victim)
-        self._take(key)
-        return True
-
-    def _release(self, key: Key) -> None:
-        self.b.free(key)
-        self.used_bytes -= self.b.nbytes(key)
-        self.layer_bytes[key[0]] -= self.b.nbytes(key)
-        self.ahead.discard(key)
-        self.cache.pop(key, None)
-
-    def used(self, key: Key) -> None:
-        if key not in self.hot:
-            self.ahead.discard(key)
-            self.cache[key] = None
-            self.cache.move_to_end(key)
-
-    def background(
-        self, token: int, layer: int, deadline: float, protected: set[Key]
-    ) -> None:
-        if not self.speculate or token == 0:
-            return
-        previous = [(layer, e) for e in self.chosen[token - 1][layer]]
-        predicted = sorted(
-            (key for key in previous if key not in self.hot and key not in self.b.held),
-            key=lambda key: (-self.frequencies[layer][key[1]], key[1]),
-        )
-        for key in predicted:
-            if not self.b.lands_by(key, deadline):
-                return
-            while not self._fits(key):  # room from other layers' oldest
-                victim = next(
-                    (k for k in self.cache if k[0] != layer and k not in protected),
-                    None,
-                )
-                if victim is None:
-                    return
-                self._release(victim)
-            self._take(key)
-            self.b.fetch(key, token)
-            self.ahead.add(key)
-
-    def layer_done(self, layer: int, keys: list[Key]) -> None:
-        for key in sorted(self.ahead):
-            if key[0] == layer and key not in keys:
-                self._release(key)  # a wrong guess: its buffer back
-
-
-# ------------------------------------------------------------------ the run
-
-
 def choose_hot_set(
     step: MoEStep,
     frequencies: Sequence[Sequence[float]],
@@ -795,21 +197,6 @@ def choose_hot_set(
             hot[layer].append(expert)
             left -= nbytes
     return [sorted(experts) for experts in hot]
-
-
-@dataclass(frozen=True)
-class OurPlan:
-    """How `ours` holds experts: a hot set, and where the fetched ones go."""
-
-    hot: list[list[int]]
-    """Per layer, the resident experts."""
-    speculate: bool = False
-    """Fetch the previous token's experts ahead of the router (one shared cache only)."""
-    rooms: tuple[int, ...] | None = None
-    """Per layer, the room for its fetched experts; None: one cache for all layers."""
-
-    def kept(self) -> set[Key]:
-        return {(layer, e) for layer, row in enumerate(self.hot) for e in row}
 
 
 def _one_layer(step: MoEStep, layer: int) -> MoEStep:
@@ -912,61 +299,6 @@ def _check_budget(step: MoEStep, policy: str, budget: int | None) -> int:
     return budget
 
 
-def _run_layer(
-    b: _Builder, policy: _Policy, token: int, layer: int, experts: tuple[int, ...]
-) -> int:
-    """One MoE layer of one token; returns its hits."""
-    spec = b.step.layers[layer]
-    loc = f"token {token}, layer {layer}"
-    b.compute("attention and router", loc, spec.pre_s, [])
-    keys = [(layer, e) for e in experts]
-    hits = [key for key in keys if key in b.held]
-    misses = [key for key in keys if key not in b.held]
-    policy.routed(keys)
-    protected = set(keys)
-    waiting = list(misses)
-
-    def issue() -> None:
-        while waiting and policy.admit(waiting[0], protected):
-            b.fetch(waiting.pop(0), token)
-
-    issue()
-    if not waiting:
-        ahead = _next_router(b, hits + misses, token, layer)
-        if ahead is not None:
-            policy.background(*ahead, protected)
-    for key in hits + misses:
-        if key not in b.held:
-            raise ExpertError(f"{loc}: no room to fetch expert {key[1]}")
-        b.wait(key)
-        b.compute(f"expert {key[1]}", loc, spec.expert_s[key[1]], [b.device[key]])
-        protected.discard(key)
-        policy.used(key)
-        issue()
-    policy.layer_done(layer, keys)
-    b.compute("shared experts and combine", loc, spec.post_s, [])
-    return len(hits)
-
-
-def _next_router(
-    b: _Builder, keys: list[Key], token: int, layer: int
-) -> tuple[int, int, float] | None:
-    """
-    The next MoE layer (token, layer) and when its router ends on the
-    estimated timeline, this layer's fetches queued; None after the last.
-    """
-    layers = b.step.layers
-    at = b.now
-    for key in keys:  # held first, then fetched: the compute order
-        at = max(at, b.ready_at(key)) + layers[layer].expert_s[key[1]]
-    at += layers[layer].post_s
-    if layer + 1 < len(layers):
-        return token, layer + 1, at + layers[layer + 1].pre_s
-    if token + 1 >= b.tokens:
-        return None
-    return token + 1, 0, at + b.step.other_s + layers[0].pre_s
-
-
 def simulate_experts(
     step: MoEStep,
     routing: Routing,
@@ -998,11 +330,11 @@ def simulate_experts(
     layers, experts, top_k = len(step.layers), step.experts, step.top_k
     chosen = routing.sample(layers, experts, top_k, warmup + tokens, seed)
     if policy == ALL_RESIDENT:
-        builder = _Builder(step, hardware, set(_every_expert(step)), len(chosen))
-        return _measure(policy, builder, _Policy(builder), chosen, warmup, None)
+        builder = TokenSchedule(step, hardware, set(every_expert(step)), len(chosen))
+        return _measure(policy, builder, CachePolicy(builder), chosen, warmup, None)
     budget = _check_budget(step, policy, budget_bytes)
     if policy != OURS:
-        builder = _Builder(step, hardware, set(), len(chosen))
+        builder = TokenSchedule(step, hardware, set(), len(chosen))
         rules = _cache(policy, builder, budget)
         return _measure(policy, builder, rules, chosen, warmup, budget)
     plan = plan_ours(
@@ -1058,8 +390,8 @@ def _run_ours(
     budget: int,
     frequencies: list[list[float]],
 ) -> ExpertResult:
-    builder = _Builder(step, hardware, plan.kept(), len(chosen))
-    rules = _HotSet(builder, budget, plan, chosen, frequencies)
+    builder = TokenSchedule(step, hardware, plan.kept(), len(chosen))
+    rules = HotSetCache(builder, budget, plan, chosen, frequencies)
     result = _measure(OURS, builder, rules, chosen, warmup, budget)
     result.plan = plan
     return result
@@ -1067,14 +399,14 @@ def _run_ours(
 
 def _measure(
     policy: str,
-    builder: _Builder,
-    rules: _Policy,
+    builder: TokenSchedule,
+    rules: CachePolicy,
     chosen: Chosen,
     warmup: int,
     budget: int | None,
 ) -> ExpertResult:
     """Run every token under `rules`, simulate, and measure those after `warmup`."""
-    hits, first_compute = _run_tokens(builder, rules, chosen, warmup)
+    hits, first_compute = run_tokens(builder, rules, chosen, warmup)
     run = simulate(builder.schedule(), builder.hardware, budget)
     computes = [i for i in run.intervals if i.track == "compute"]
     measured_from = computes[first_compute].start
@@ -1093,36 +425,13 @@ def _measure(
     )
 
 
-def _every_expert(step: MoEStep) -> list[Key]:
-    return [
-        (layer, e) for layer in range(len(step.layers)) for e in range(step.experts)
-    ]
-
-
-def _cache(policy: str, builder: _Builder, budget: int) -> _Policy:
+def _cache(policy: str, builder: TokenSchedule, budget: int) -> CachePolicy:
     """The peers' caches, which start empty."""
     if policy == ON_DEMAND:
-        return _OnDemand(builder, budget)
+        return OnDemandCache(builder, budget)
     if policy == LRU:
-        return _LeastRecentlyUsed(builder, budget)
-    return _ActivationAware(builder, budget)
-
-
-def _run_tokens(
-    b: _Builder, policy: _Policy, chosen: Chosen, warmup: int
-) -> tuple[int, int]:
-    """Every token's steps; the hits of the measured tokens and their first compute."""
-    hits = 0
-    first_compute = 0
-    for token, per_layer in enumerate(chosen):
-        b.token = token
-        if token == warmup:
-            first_compute = b.computes
-        b.compute("dense layers and head", f"token {token}", b.step.other_s, [])
-        for layer, experts in enumerate(per_layer):
-            found = _run_layer(b, policy, token, layer, experts)
-            hits += found if token >= warmup else 0
-    return hits, first_compute
+        return LeastRecentlyUsedCache(builder, budget)
+    return ActivationAwareCache(builder, budget)
 
 
 def _peak_from(run: SimResult, start: float) -> int:

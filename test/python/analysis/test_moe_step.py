@@ -12,8 +12,8 @@ from hyperoffload.analysis.extract import program_schedules
 from hyperoffload.analysis.moe_step import moe_step
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.experts import ExpertError
 from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.moe import ExpertError
 from hyperoffload.sim.schedule import Compute
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
 

@@ -16,6 +16,7 @@ fetch ahead); `SLACK` computes 10 ms before each router (it always is).
 import pytest
 
 from hyperoffload.frontend.configs import CONFIGS
+from hyperoffload.sim.expert_caches import OurPlan
 from hyperoffload.sim.experts import (
     ALL_RESIDENT,
     EXPERT_POLICIES,
@@ -23,18 +24,15 @@ from hyperoffload.sim.experts import (
     MOE_INFINITY,
     ON_DEMAND,
     OURS,
-    ExpertError,
     ExpertResult,
-    MoEStep,
-    OurPlan,
     choose_hot_set,
     format_expert_table,
     our_candidates,
     plan_ours,
-    roofline_s,
     simulate_experts,
 )
 from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.moe import ExpertError, MoEStep, roofline_s
 from hyperoffload.sim.routing import Routing, RoutingError, parse_routing, parse_trace
 
 HARDWARE = load_hardware("ascend-910c")
