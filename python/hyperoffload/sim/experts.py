@@ -12,10 +12,8 @@ then its post compute (shared experts, the combine). Every expert has a copy
 in the offload tier (`remote` where present); a fetch is a transfer on that
 link (serial, first come first served), allocates its expert's HBM when it
 is issued and holds it until evicted (freed). A free of a fetch not yet
-waited for waits for it first. A layer computes the experts it holds first,
-then the fetched ones in fetch order (every policy alike). Where a layer
-cannot hold all its misses at once, the next miss is fetched as soon as an
-expert computed can make room.
+waited for waits for it first (the schedule and the caches:
+`hyperoffload.sim.expert_caches`).
 
 Policies, each modelled from its source (simplifications named):
 
