@@ -6,10 +6,10 @@ under the HBM target.
 
 Everything but the routed experts' weights keeps the HBM it needs at its
 peak (measured on the path where every expert runs); what is left is the
-expert budget. The hot set is the one the simulator's `ours` keeps
-(`hyperoffload.sim.experts.plan_ours`: hot sets greedy by expected hits per
-byte, with room left for one or `top_k` fetches, weighed by simulating a
-sample of the profile). A cold expert is fetched at the top of its
+expert budget. The hot set takes the most expected hits per byte
+(`hyperoffload.sim.experts.choose_hot_set`) beside one fetch buffer: a
+branch's fetch is detached at the branch's end, so one buffer serves every
+cold branch in turn. A cold expert is fetched at the top of its
 branch, after the router chose it, and detached at the branch's end; a
 cold expert chosen at least half the time is fetched speculatively ahead
 of its layer's router instead, where the budget holds it beside the
@@ -36,8 +36,8 @@ func.func @decode(..., %w0: tensor<64x64xf32> {..., hyperoffload.tier = #hyperof
 The function records the plan as `hyperoffload.expert_plan = {budget, routing}`
 (the expert budget in bytes and the profile's spec). Approximations: the
 rest of the program is not offloaded (a target below its peak is an error),
-and the hot set does not change between calls (`ours` in the simulator adds
-a cache of fetched experts in the rest of the budget at run time).
+and the hot set does not change between calls (`ours` in the simulator may
+keep what it fetched in the buffer at run time).
 """
 
 from __future__ import annotations
@@ -74,17 +74,13 @@ from hyperoffload.dialects.hyperoffload import (
 )
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.experts import plan_ours
+from hyperoffload.sim.experts import choose_hot_set
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moe import ExpertError, MoEStep
 from hyperoffload.sim.routing import Routing
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes
-
-PLAN_WARMUP = 32
-PLAN_TOKENS = 32
-"""The sample `plan_ours` weighs its hot sets on: warm-up and measured tokens."""
 
 SPECULATE_FROM = 0.5
 """A cold expert chosen at least this often is fetched ahead of its router."""
@@ -162,7 +158,7 @@ def place_experts(
             )
         )
     frequencies = routing.frequencies(len(layers), step.experts, step.top_k, seed)
-    hot = plan_ours(step, routing, hardware, budget, seed, PLAN_WARMUP, PLAN_TOKENS).hot
+    hot = _static_hot_set(step, frequencies, budget)
     ahead: list[list[int]] = (
         _speculative(step, frequencies, hot, budget, _branch_order(function, layers))
         if speculate
@@ -290,6 +286,20 @@ def _others_peak(module: ModuleOp, name: str, hardware: Hardware, step: MoEStep)
     )
     run = simulate(extract_schedule(function, CostModel(hardware)), hardware)
     return run.peak_hbm_bytes - step.expert_weight_bytes()
+
+
+def _static_hot_set(
+    step: MoEStep, frequencies: list[list[float]], budget: int
+) -> list[list[int]]:
+    """
+    Every expert where all fit; else the most expected hits per byte beside
+    one fetch buffer (the largest expert): in the IR a branch's fetch is
+    detached at its end, so no two cold experts' copies live at once.
+    """
+    if step.expert_weight_bytes() <= budget:
+        return [list(range(step.experts)) for _ in step.layers]
+    largest = max(max(layer.expert_bytes) for layer in step.layers)
+    return choose_hot_set(step, frequencies, budget - largest)
 
 
 def _speculative(

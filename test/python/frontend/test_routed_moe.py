@@ -335,31 +335,38 @@ def test_unchosen_expert_is_skipped(parsed: Parsed) -> None:
 
 
 def test_planned_program_computes_what_the_unplanned_one_does(
-    parsed: Parsed, ctx: Context
+    parsed: Parsed, ctx: Context, tmp_path: Path
 ) -> None:
     """
-    Planned with a routing profile for a target that keeps some experts
-    resident, fetches the others in their branches and one per layer ahead
-    of the router, the routed decode step gives the same bits as the
-    unplanned one on the same inputs (the same routing), on inputs whose
-    routing takes cold experts.
+    Planned from a recorded profile (layer 0: experts 0 and 1 every token;
+    layer 1: expert 0 three tokens in four) for the rest of the step plus
+    two experts: expert 0.0 stays resident beside one fetch buffer, 0.1 and
+    1.0 are fetched ahead of their routers (each through the buffer, its
+    branch the first cold one of its layer), the others in their branches.
+    The routed decode step then gives the same bits as the unplanned one on
+    the same inputs (the same routing), inputs whose routing takes cold
+    experts.
     """
     module, func = parsed("routed_decode")
+    profile = tmp_path / "profile.json"
+    tokens = [[[0, 1], [0, e]] for e in (2, 3, 1)] + [[[1, 0], [1, 2]]]
+    profile.write_text(json.dumps({"experts": 4, "top_k": 2, "tokens": tokens}))
+    routing = f"trace:{profile}"
     hardware = load_hardware("ascend-910c", None)
-    routing = parse_routing("zipf:1.0")
-    placement = place_experts(module, func, hardware, routing)
-    expert_bytes = moe_step(module, hardware).expert_weight_bytes()
-    capacity = placement.others_bytes + int(0.45 * expert_bytes)
+    others = place_experts(module, func, hardware, parse_routing(routing)).others_bytes
+    expert = moe_step(module, hardware).layers[0].expert_bytes[0]
     planned = module.clone()
-    PipelinePass(hbm_capacity=capacity, routing="zipf:1.0").apply(ctx, planned)
+    capacity = others + 2 * expert + 100
+    PipelinePass(hbm_capacity=capacity, routing=routing).apply(ctx, planned)
     (planned_func,) = [op for op in planned.walk() if isinstance(op, FuncOp)]
-    recorded = planned_hot_set(planned_func)
-    assert recorded is not None
-    hot, _ = recorded
-    assert 0 < sum(map(len, hot)) < LAYERS * 4
+    assert planned_hot_set(planned_func) == ([[0], []], 2 * expert + 100)
     prefetches = [op for op in planned.walk() if isinstance(op, PrefetchOp)]
-    assert any(p.speculative is not None for p in prefetches)
-    assert any(isinstance(p.parent_op(), scf.IfOp) for p in prefetches)
+    ahead = [p for p in prefetches if p.speculative is not None]
+    assert len(ahead) == 2 * 3  # experts 0.1 and 1.0, three matrices each
+    assert all(p.parent_op() is planned_func for p in ahead)
+    inside = [p for p in prefetches if isinstance(p.parent_op(), scf.IfOp)]
+    assert len(inside) == 3 * (4 * LAYERS - 3)
+    hot = [[0], []]
     cold_taken = 0
     for seed in range(3):
         args, _, chosen = _eager(_config(), "decode", DECODE, seed)
