@@ -264,9 +264,10 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> int:
     routing = parse_routing(options.routing)
     module = _program(options)
     planned = planned_hot_set(main_function(module, options.function))
-    stripped = module.clone()
-    strip_offload_ops(stripped)
-    step = moe_step(stripped, hardware, options.function)
+    if planned is not None:  # the step is read from the program before its plan
+        module = module.clone()
+        strip_offload_ops(module)
+    step = moe_step(module, hardware, options.function)
     hot_set, planned_budget = planned or (None, step.expert_weight_bytes() // 2)
     budget = (
         planned_budget

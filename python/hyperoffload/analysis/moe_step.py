@@ -25,7 +25,7 @@ routed experts' weights are offloaded (everything else stays resident).
 
 from __future__ import annotations
 
-from xdsl.dialects import scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute
 
@@ -36,7 +36,7 @@ from hyperoffload.dialects.hyperoffload import EXPERT_ATTR, MOE_ATTR
 from hyperoffload.ir.diagnostics import diagnostic_at, location_of
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moe import ExpertError, MoELayer, MoEStep
-from hyperoffload.sim.schedule import Compute
+from hyperoffload.sim.schedule import Compute, Schedule
 
 Key = tuple[int, int]
 """(MoE layer, expert)."""
@@ -50,10 +50,42 @@ def expert_key(tag: Attribute | None) -> Key | None:
     return layer, expert
 
 
+def expert_arguments(function: func.FuncOp) -> dict[Key, list[int]]:
+    """Each expert's weight arguments (their indices), from their tags."""
+    found: dict[Key, list[int]] = {}
+    for index, attrs in enumerate(
+        function.arg_attrs.data if function.arg_attrs else ()
+    ):
+        key = expert_key(attrs.data.get(EXPERT_ATTR))
+        if key is not None:
+            found.setdefault(key, []).append(index)
+    return found
+
+
+def expert_branches(function: func.FuncOp) -> dict[Key, scf.IfOp]:
+    """Each expert's `scf.if` (tagged `hyperoffload.expert`)."""
+    return {
+        key: op
+        for op in function.walk()
+        if isinstance(op, scf.IfOp)
+        and (key := expert_key(op.attributes.get(EXPERT_ATTR))) is not None
+    }
+
+
 def moe_step(
     module: ModuleOp, hardware: Hardware, function: str | None = None
 ) -> MoEStep:
     """The MoE step of a routed export; `ExpertError` naming what is missing."""
+    return routed_step(module, hardware, function)[0]
+
+
+def routed_step(
+    module: ModuleOp, hardware: Hardware, function: str | None = None
+) -> tuple[MoEStep, Schedule]:
+    """
+    The MoE step of a routed export and the schedule of its path where
+    every expert runs (what the step's times are read from).
+    """
     func_op = main_function(module, function)
     moe = func_op.attributes.get(MOE_ATTR)
     top_k = moe.data.get("top_k") if isinstance(moe, DictionaryAttr) else None
@@ -65,20 +97,14 @@ def moe_step(
                 "not a MoE export (hyperoffload-gen MODEL --experts routed)",
             )
         )
-    weights: dict[Key, int] = {}
-    for arg, attrs in zip(
-        func_op.args, func_op.arg_attrs.data if func_op.arg_attrs else (), strict=False
-    ):
-        key = expert_key(attrs.data.get(EXPERT_ATTR))
-        if key is not None:
-            weights[key] = weights.get(key, 0) + tensor_bytes(arg, func_op)
+    weights = {
+        key: sum(tensor_bytes(func_op.args[i], func_op) for i in indices)
+        for key, indices in expert_arguments(func_op).items()
+    }
     owner: dict[str, Key] = {}  # location of an op in a branch -> its expert
-    for op in func_op.walk():
-        if isinstance(op, scf.IfOp):
-            key = expert_key(op.attributes.get(EXPERT_ATTR))
-            if key is not None:
-                for inner in op.true_region.walk():
-                    owner[location_of(inner)] = key
+    for key, branch in expert_branches(func_op).items():
+        for inner in branch.true_region.walk():
+            owner[location_of(inner)] = key
     if not owner:
         raise ExpertError(
             diagnostic_at(
@@ -109,7 +135,8 @@ def moe_step(
         for step in schedule.steps
         if isinstance(step, Compute)
     ]
-    return MoEStep(tuple(_layers(kernels, layers, experts, weights)), top_k.value.data)
+    step = MoEStep(tuple(_layers(kernels, layers, experts, weights)), top_k.value.data)
+    return step, schedule
 
 
 def _layers(

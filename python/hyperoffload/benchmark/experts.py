@@ -163,13 +163,18 @@ REPOSITORY = Path(__file__).resolve().parents[3]
 
 def in_repository(spec: str) -> str:
     """A routing spec with a relative trace path made absolute in the repository."""
-    if spec.startswith("trace:") and not Path(spec[len("trace:") :]).is_absolute():
-        return f"trace:{REPOSITORY / spec[len('trace:') :]}"
-    return spec
+    path = _trace_path(spec)
+    if path is None or path.is_absolute():
+        return spec
+    return f"trace:{REPOSITORY / path}"
 
 
 def _file_label(spec: str) -> str:
     """`zipf:1.0` -> `zipf1.0`; a trace by its file's stem."""
-    if spec.startswith("trace:"):
-        return "trace-" + Path(spec[len("trace:") :]).stem
-    return spec.replace(":", "")
+    path = _trace_path(spec)
+    return spec.replace(":", "") if path is None else f"trace-{path.stem}"
+
+
+def _trace_path(spec: str) -> Path | None:
+    """The file of a `trace:FILE` spec; None for a synthetic routing."""
+    return Path(spec.removeprefix("trace:")) if spec.startswith("trace:") else None

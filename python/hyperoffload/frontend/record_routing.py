@@ -42,7 +42,6 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import cast
 
 import torch
@@ -51,6 +50,7 @@ from torch.func import functional_call
 
 from hyperoffload.frontend.configs import CONFIGS, ModelConfig
 from hyperoffload.frontend.models import FeedForward, RMSNorm, build_model, moe_layers
+from hyperoffload.frontend.torch_export import with_layers
 from hyperoffload.sim.routing import Trace, parse_trace
 
 MOE_MODELS = tuple(name for name, cfg in CONFIGS.items() if cfg.family == "moe")
@@ -69,12 +69,7 @@ def moe_config(
             f"routing is recorded on the moe family ({', '.join(MOE_MODELS)}); "
             f"this model is of the {cfg.family} family"
         )
-    if layers is not None:
-        cfg = replace(cfg, n_layers=layers)
-    if dense_layers is not None:
-        if dense_layers < 0:
-            raise ValueError(f"dense layers must be non-negative, not {dense_layers}")
-        cfg = replace(cfg, n_dense_layers=dense_layers)
+    cfg = with_layers(cfg, layers, dense_layers)
     if cfg.n_layers <= cfg.n_dense_layers:
         raise ValueError("no MoE layer to record: every layer is dense")
     return cfg

@@ -392,7 +392,7 @@ class Exported:
     seconds: float
 
 
-def _with_layers(
+def with_layers(
     cfg: ModelConfig, n_layers: int | None, n_dense_layers: int | None
 ) -> ModelConfig:
     """`cfg` cut to `n_layers`, with `n_dense_layers` leading dense layers (moe)."""
@@ -773,7 +773,7 @@ def export(
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     start = time.perf_counter()
-    cfg = _with_layers(cfg, n_layers, n_dense_layers)
+    cfg = with_layers(cfg, n_layers, n_dense_layers)
     if attention is not None:
         cfg = replace(cfg, attention=attention)
     check_attention(cfg.attention, mode)

@@ -47,7 +47,6 @@ from typing import cast
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
-    ArrayAttr,
     DictionaryAttr,
     IntegerAttr,
     ModuleOp,
@@ -59,21 +58,22 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation
 from xdsl.rewriter import Rewriter
 
-from hyperoffload.analysis.branches import taken_path
-from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import extract_schedule
-from hyperoffload.analysis.moe_step import Key, expert_key, moe_step
+from hyperoffload.analysis.moe_step import (
+    Key,
+    expert_arguments,
+    expert_branches,
+    routed_step,
+)
 from hyperoffload.dialects.hyperoffload import (
     EXPERT_ATTR,
     EXPERT_PLAN_ATTR,
-    TIER_ARG_ATTR,
     DetachOp,
     PrefetchOp,
     RemoteType,
-    TierAttr,
 )
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.planning.planner import PlanError
+from hyperoffload.planning.write_plan import with_tier
 from hyperoffload.sim.experts import choose_hot_set
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moe import ExpertError, MoEStep
@@ -139,11 +139,13 @@ def place_experts(
             )
         )
     try:
-        step = moe_step(module, hardware, name)
+        step, every_expert = routed_step(module, hardware, name)
     except ExpertError as err:
         raise PlanError(str(err)) from None
-    layers = tuple(sorted({key[0] for key in _expert_arguments(function)}))
-    others = _others_peak(module, name, hardware, step)
+    layers = tuple(sorted({key[0] for key in expert_arguments(function)}))
+    # expert weights are arguments, live all call: the rest is the peak less them
+    peak = simulate(every_expert, hardware, record=False).peak_hbm_bytes
+    others = peak - step.expert_weight_bytes()
     budget = hardware.hbm_capacity - others
     least = sum(max(layer.expert_bytes) for layer in step.layers)
     if budget < least:
@@ -177,12 +179,11 @@ def write_placement(
     function: FuncOp, placement: ExpertPlacement, routing: Routing, tier: Tier
 ) -> None:
     """Write `placement` into `function`: tiers, retyped cold weights, prefetches, detaches."""
-    arguments = _expert_arguments(function)
+    arguments = expert_arguments(function)
     branches = _expert_branches(function)
     hot = _keys(placement.layers, placement.hot)
     ahead = _keys(placement.layers, placement.speculative)
     rewriter = Rewriter()
-    tiers: dict[int, Tier] = {}
     for key, indices in sorted(arguments.items()):
         branch = branches.get(key)
         if branch is None:
@@ -191,12 +192,12 @@ def write_placement(
             )
         for index in indices:
             _check_read_in_branch(function.args[index], branch)
-            if key in hot:
-                tiers[index] = Tier.HBM
-                continue
-            tensor = cast(TensorType[Attribute], function.args[index].type)
-            function.replace_argument_type(index, RemoteType(tensor, tier), rewriter)
-            tiers[index] = tier
+            if key not in hot:
+                tensor = cast(TensorType[Attribute], function.args[index].type)
+                remote = RemoteType(tensor, tier)
+                function.replace_argument_type(index, remote, rewriter)
+            where = Tier.HBM if key in hot else tier
+            function.arg_attrs = with_tier(function.arg_attrs, index, where)
     for key in sorted(arguments):
         if key in hot:
             continue
@@ -204,7 +205,6 @@ def write_placement(
             _fetch_ahead(function, key, arguments[key], branches)
         else:
             _fetch_in_branch(function, arguments[key], branches[key])
-    _tag(function, tiers)
     function.attributes[EXPERT_PLAN_ATTR] = DictionaryAttr(
         {
             "budget": IntegerAttr(placement.budget_bytes, i64),
@@ -221,7 +221,7 @@ def planned_hot_set(function: FuncOp) -> tuple[list[list[int]], int] | None:
         return None
     budget = plan.data.get("budget")
     assert isinstance(budget, IntegerAttr)
-    arguments = _expert_arguments(function)
+    arguments = expert_arguments(function)
     layers = sorted({layer for layer, _ in arguments})
     hot: list[list[int]] = [[] for _ in layers]
     for (layer, expert), indices in sorted(arguments.items()):
@@ -230,34 +230,18 @@ def planned_hot_set(function: FuncOp) -> tuple[list[list[int]], int] | None:
     return hot, budget.value.data
 
 
-def _expert_arguments(function: FuncOp) -> dict[Key, list[int]]:
-    """Each expert's weight arguments (their indices)."""
-    found: dict[Key, list[int]] = {}
-    for index, attrs in enumerate(
-        function.arg_attrs.data if function.arg_attrs else ()
-    ):
-        key = expert_key(attrs.data.get(EXPERT_ATTR))
-        if key is not None:
-            found.setdefault(key, []).append(index)
-    return found
-
-
 def _expert_branches(function: FuncOp) -> dict[Key, scf.IfOp]:
-    branches: dict[Key, scf.IfOp] = {}
-    for op in function.walk():
-        if isinstance(op, scf.IfOp):
-            key = expert_key(op.attributes.get(EXPERT_ATTR))
-            if key is None:
-                continue
-            if op.parent_block() is not function.body.block:
-                raise PlanError(
-                    diagnostic_at(
-                        op,
-                        "an expert's scf.if must sit in the function's body, "
-                        "not in another region",
-                    )
+    """Each expert's `scf.if`, which must sit in the function's body."""
+    branches = expert_branches(function)
+    for op in branches.values():
+        if op.parent_block() is not function.body.block:
+            raise PlanError(
+                diagnostic_at(
+                    op,
+                    "an expert's scf.if must sit in the function's body, "
+                    "not in another region",
                 )
-            branches[key] = op
+            )
     return branches
 
 
@@ -276,16 +260,6 @@ def _branch_order(function: FuncOp, layers: tuple[int, ...]) -> list[list[int]]:
 
 def _keys(layers: tuple[int, ...], rows: tuple[tuple[int, ...], ...]) -> set[Key]:
     return {(layer, e) for layer, row in zip(layers, rows, strict=True) for e in row}
-
-
-def _others_peak(module: ModuleOp, name: str, hardware: Hardware, step: MoEStep) -> int:
-    """The peak of the all-experts path less the experts' weights (live all call)."""
-    path = taken_path(module)
-    function = next(
-        op for op in path.walk() if isinstance(op, FuncOp) and op.sym_name.data == name
-    )
-    run = simulate(extract_schedule(function, CostModel(hardware)), hardware)
-    return run.peak_hbm_bytes - step.expert_weight_bytes()
 
 
 def _static_hot_set(
@@ -412,13 +386,3 @@ def _rewire(weight: BlockArgument, prefetch: PrefetchOp) -> None:
     for use in list(weight.uses):
         if use.operation is not prefetch:
             use.operation.operands[use.index] = prefetch.result
-
-
-def _tag(function: FuncOp, tiers: dict[int, Tier]) -> None:
-    assert function.arg_attrs is not None  # expert weights are tagged
-    entries = list(function.arg_attrs.data)
-    for index, tier in tiers.items():
-        entries[index] = DictionaryAttr(
-            {**entries[index].data, TIER_ARG_ATTR: TierAttr(tier)}
-        )
-    function.arg_attrs = ArrayAttr(entries)

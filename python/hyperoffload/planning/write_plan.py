@@ -135,7 +135,7 @@ def _write_value(
         remote = RemoteType(cast(TensorType[Attribute], tensor), tier)
         function.replace_argument_type(index, remote, Rewriter())
         if tier != info.tier:  # spilled: the caller finds it in `tier`
-            function.arg_attrs = _with_tier(function.arg_attrs, index, tier)
+            function.arg_attrs = with_tier(function.arg_attrs, index, tier)
         handle: SSAValue = function.args[index]
         current = None
     else:
@@ -154,7 +154,7 @@ def _write_value(
         if tier != plan.write_back:  # spilled: the caller finds it in `tier`
             for position, result in enumerate(placement.ops[-1].operands):
                 if result is handle:
-                    function.res_attrs = _with_tier(function.res_attrs, position, tier)
+                    function.res_attrs = with_tier(function.res_attrs, position, tier)
         return []
     prefetches: list[PrefetchOp] = []
     for index, gap in enumerate(plan.gaps):
@@ -214,7 +214,7 @@ def _write_recomputations(plans: list[ValuePlan], placement: _Placement) -> None
         _rewire(placement.uses_by_position(value), clones)
 
 
-def _with_tier(
+def with_tier(
     attrs: ArrayAttr[DictionaryAttr] | None, index: int, tier: Tier
 ) -> ArrayAttr[DictionaryAttr]:
     """Argument or result attributes with entry `index` tagged as living in `tier`."""

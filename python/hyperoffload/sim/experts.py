@@ -335,10 +335,11 @@ def simulate_experts(
         builder = TokenSchedule(step, hardware, set(), len(chosen))
         rules = _cache(policy, builder, budget)
         return _measure(policy, builder, rules, chosen, warmup, budget)
-    plan = plan_ours(
-        step, profile or routing, hardware, budget, seed, warmup, tokens, hot_set
+    profile = profile or routing
+    frequencies = profile.frequencies(layers, experts, top_k, seed)
+    plan = _best_plan(
+        step, profile, frequencies, hardware, budget, seed, warmup, tokens, hot_set
     )
-    frequencies = (profile or routing).frequencies(layers, experts, top_k, seed)
     return _run_ours(step, plan, chosen, warmup, hardware, budget, frequencies)
 
 
@@ -359,8 +360,33 @@ def plan_ours(
     draws: `Routing.sample`; a trace: the trace itself, an in-sample plan),
     `warmup` then `tokens` tokens, and the fastest kept (ties: the first).
     """
+    frequencies = profile.frequencies(len(step.layers), step.experts, step.top_k, seed)
+    return _best_plan(
+        step,
+        profile,
+        frequencies,
+        hardware,
+        budget_bytes,
+        seed,
+        warmup,
+        tokens,
+        hot_set,
+    )
+
+
+def _best_plan(
+    step: MoEStep,
+    profile: Routing,
+    frequencies: list[list[float]],
+    hardware: Hardware,
+    budget_bytes: int,
+    seed: int,
+    warmup: int,
+    tokens: int,
+    hot_set: Sequence[Collection[int]] | None,
+) -> OurPlan:
+    """`plan_ours` with the profile's frequencies given."""
     layers, experts, top_k = len(step.layers), step.experts, step.top_k
-    frequencies = profile.frequencies(layers, experts, top_k, seed)
     given = None if hot_set is None else _checked_hot_set(step, hot_set, budget_bytes)
     candidates = our_candidates(step, frequencies, budget_bytes, given)
     if len(candidates) == 1:
