@@ -28,7 +28,7 @@
 // NONE-LABEL: func.func @f
 // NONE-NOT:     hyperoffload.
 
-// REMARK:     hyperoffload-milp: remark: @f: target {{.*}}: model peak 4.10 KB, bound 4.10 KB, MIP gap 0.00% (optimal, {{.*}}); simulated peak 4.10 KB
+// REMARK:     hyperoffload-milp: remark: @f: target {{.*}}: model peak 4.10 KB, model bound 4.10 KB, gap 0.00% (optimal, {{.*}}); simulated peak 4.10 KB
 // REMARK:     hyperoffload-pipeline: remark: smallest target within 1.0% slowdown: 4.10 KB (unconstrained peak 5.12 KB)
 
 // LARGE: error: solver=milp: @f has 6 compute steps, more than the 5 the exact reference takes (milp-max-steps); use solver=heuristic

@@ -9,6 +9,13 @@ the live bytes fit but the layout does not, the loop plans again for a
 target lower by the excess (up to `ARENA_ROUNDS` times), for the plan with
 recomputation and the one without alike, before choosing between them.
 
+A plan is priced as the program it writes. A plan that only moves values
+is priced on the graph (`plan_schedule` is the schedule its IR extracts
+to); one that recomputes is written into a copy of the function and that
+copy simulated, because clones fuse with the kernels around them (and the
+originals they leave with one consumer fuse with it) otherwise than the
+graph's recipes, which run each clone as a kernel of its own, say.
+
 ```python
 loop = PlanningLoop(function, graph, hardware, LoopOptions(PlanOptions(target=0), MoveOptions()))
 trial = loop.trial(32 * 10**9)   # plan, move-window, simulation: no IR touched
@@ -121,16 +128,18 @@ class PlanningLoop:
         Plan for `target`, in addresses (see the module docstring); raises
         `PlanError` for a target no plan can meet. With recomputation, the
         joint plan and the offload-only one are each fitted in addresses,
-        then the better is taken.
+        then the better is taken. With `solver=milp`, the MILP's plan started
+        from that one, where it is better (`_better`).
         """
         options = replace(self.options.plan, target=target)
-        if options.solver == "milp":
-            return self._in_addresses(self._exact, options)
         trial = self._in_addresses(self._heuristic, options)
-        if options.recompute == "none":
-            return trial
-        offload_only = replace(options, recompute="none")
-        return _better(trial, self._in_addresses(self._heuristic, offload_only))
+        if options.recompute != "none":
+            offload_only = replace(options, recompute="none")
+            trial = _better(trial, self._in_addresses(self._heuristic, offload_only))
+        if options.solver == "milp":  # started from the heuristic, never worse
+            exact = self._in_addresses(lambda o: self._exact(o, trial.plan), options)
+            trial = _better(exact, trial)
+        return trial
 
     def _in_addresses(
         self, plan: Callable[[PlanOptions], Trial], options: PlanOptions
@@ -153,9 +162,9 @@ class PlanningLoop:
             trial = _better(trial, replace(lower, target=target))
         return trial
 
-    def _exact(self, options: PlanOptions) -> Trial:
-        """The MILP's plan for `options.target` (it places its fetches itself)."""
-        plan = plan_exact(self.graph, self.hardware, options)
+    def _exact(self, options: PlanOptions, start: Plan) -> Trial:
+        """The MILP's plan for `options.target`, from `start` (it places its fetches)."""
+        plan = plan_exact(self.graph, self.hardware, options, start)
         distance = options.prefetch_distance
         schedule = plan_schedule(self.graph, plan, self.hardware, distance)
         result = simulate(schedule, self.hardware, None, record=False)
@@ -186,34 +195,46 @@ class PlanningLoop:
         )
 
     def _judged(self, trial: Trial) -> Trial:
-        """`trial`, its arena judged with the loop's layout options."""
+        """
+        `trial` priced as the program it writes (`_as_written`), its arena
+        judged with the loop's layout options.
+        """
         return replace(
-            trial, layout=self.options.layout, alignment=self.options.alignment
+            self._as_written(trial),
+            layout=self.options.layout,
+            alignment=self.options.alignment,
         )
+
+    def _as_written(self, trial: Trial) -> Trial:
+        """
+        `trial` priced as the program it writes: a plan that recomputes is
+        written into a copy of the function, and its schedule and simulation
+        are that copy's (see the module docstring); any other as it is.
+        """
+        if not any(value.recompute for value in trial.plan.values):
+            return trial
+        values: dict[SSAValue, SSAValue] = {}
+        probe = self.function.clone(value_mapper=values)
+        costs = CostModel(self.hardware)
+        fusion = Fusion(probe.body.block, costs)  # the graph's, on the clone's ops
+        probed = replace(trial, plan=_translated(trial.plan, values))
+        self._write_into(probe, list(probe.body.block.ops), fusion, probed)
+        schedule = extract_schedule(probe, costs)
+        result = simulate(schedule, self.hardware, None, record=False)
+        return replace(trial, schedule=schedule, result=result)
 
     def write(self, trial: Trial) -> Trial:
         """
         Write `trial`'s plan into the function (once: the graph describes it
-        as it was) and return it; but where it recomputes and the program
-        written would peak above the trial's estimate (clones that fuse
-        otherwise than their recipes say), write the offload-only plan for
-        the same target instead, and return that.
+        as it was) and return it.
         """
-        if any(value.recompute for value in trial.plan.values):
-            values: dict[SSAValue, SSAValue] = {}
-            probe = self.function.clone(value_mapper=values)
-            costs = CostModel(self.hardware)
-            fusion = Fusion(probe.body.block, costs)  # the graph's, on the clone's ops
-            plan = _translated(trial.plan, values)
-            probed = replace(trial, plan=plan)
-            self._write_into(probe, list(probe.body.block.ops), fusion, probed)
-            schedule = extract_schedule(probe, costs)
-            judged = simulate(schedule, self.hardware, None, record=False)
-            if judged.peak_hbm_bytes > trial.result.peak_hbm_bytes:
-                options = replace(self.options.plan, target=trial.target)
-                trial = self._heuristic(replace(options, recompute="none"))
         self._write_into(self.function, self.graph.ops, self.graph.fusion, trial)
         return trial
+
+    def simulate_written(self) -> SimResult:
+        """The function as it stands (after `write`), extracted and simulated."""
+        schedule = extract_schedule(self.function, CostModel(self.hardware))
+        return simulate(schedule, self.hardware, None, record=False)
 
     def _write_into(
         self, function: FuncOp, ops: list[Operation], fusion: Fusion, trial: Trial

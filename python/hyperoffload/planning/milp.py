@@ -102,7 +102,7 @@ from dataclasses import dataclass, field, replace
 from functools import reduce
 from itertools import pairwise
 from math import ceil, gcd, isfinite
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -134,6 +134,8 @@ SOURCE = "hyperoffload-milp"
 MAX_STEPS = 400
 """The most compute steps a function may have for the MILP (a few hundred)."""
 
+_PLANNING_SHARE = 1 / 2
+"""The share of the time limit the planning model's solves get (the rest: the bound's)."""
 _PHASE_ONE_SHARE = 2 / 3
 """The share of the time limit the first solve (the peak) gets."""
 _TRAFFIC_WEIGHT = 1e-3
@@ -159,18 +161,28 @@ class MilpResult:
     """The plan, its `peak_after` simulated as the heuristic's is."""
     status: str
     """
-    `optimal` (the bound meets the plan's peak in the model), `repaired` (the
-    model's plan was too slow in the simulator: the plan is a later solve's,
-    with less exposure), or the first solve's: `time limit`, ...
+    `optimal` (`proven`), `model optimal` (the model's optimum is proven, but
+    the plan returned does not meet its bound in the simulator), `repaired`
+    (the model's plan was too slow in the simulator: later solves had less
+    exposure), `no model plan` (the model found none: the start plan is
+    returned), or the first solve's: `time limit`, ...
     """
     peak_bytes: int
-    """The peak of the plan in the model."""
+    """The live peak of the plan in the model (the simulated one for the start plan)."""
     bound_bytes: int
-    """The solver's lower bound on the objective (`max(peak, target)`)."""
+    """
+    The solver's lower bound on `max(peak, target)` over the plans of the
+    model's form (its candidates, windows and stores) within the slowdown;
+    it bounds nothing else (a start plan of another form may lie below it).
+    """
     gap: float
-    """The relative MIP gap of the objective: (objective - bound) / objective."""
+    """
+    (objective - bound) / objective, the objective the plan returned's
+    simulated `max(peak, target)`: 0 when proven, negative when the plan is
+    of another form and below the bound.
+    """
     exposed_s: float
-    """The exposure the model planned."""
+    """The exposure the model planned (the simulated one for the start plan)."""
     slowdown: float
     """The plan's slowdown as the simulator measures it."""
     rounds: int
@@ -181,6 +193,13 @@ class MilpResult:
     """Wall-clock time of the solves."""
     columns: int
     rows: int
+    proven: bool = False
+    """
+    The plan is optimal among plans of the model's form: within the
+    slowdown in the simulator, its `max(peak, target)` meets `bound_bytes`.
+    """
+    source: Literal["milp", "start"] = "milp"
+    """Whose plan is returned: a solve's, or the start plan (it was better)."""
 
 
 def _solver() -> highspy.Highs:
@@ -299,11 +318,14 @@ class _Builder:
         hardware: Hardware,
         options: PlanOptions,
         milp: MilpOptions,
+        relaxed: bool = False,
     ):
         self.graph = graph
         self.hw = hardware
         self.options = options
         self.milp = milp
+        self.relaxed = relaxed
+        """Stores may also run in stalls (the bound's model; see `store_columns`)."""
         self.steps = sorted(graph.compute_of_op)
         self.K = len(self.steps)
         self.compute = graph.prefix[-1] or 1.0
@@ -510,8 +532,12 @@ class _Builder:
                 bound = big if stall else self.slot_time(j)
                 u = self.use_slot(gap.direction, j, stall)
                 m.at_most([(u, 1.0), (issued, -bound)], 0.0)
-                if done is not None:
-                    m.at_most([(u, 1.0), (done, -bound)], 0.0)
+                if store is not None:
+                    # the fetch starts once its store is complete: before
+                    # compute j starts for the stall before it, before
+                    # compute j ends (compute j + 1 starts) within it
+                    ready = self.done(store, j if stall else j + 1)
+                    m.at_most([(u, 1.0), (ready, -bound)], 0.0)
                 used.append((u, 1.0))
             if j == gap.use:
                 break
@@ -536,9 +562,12 @@ class _Builder:
     def store_columns(self, index: int, store: _Store) -> None:
         """
         `st`, the store's `u` from its producer on, and the rows defining `D`.
-        A store runs in compute slots only: the compute stream never waits
-        for one, and a stall the model places (free to place it anywhere)
-        must not finish a store, and free its copy, earlier than it would.
+        In the planning model a store runs in compute slots only: the
+        compute stream never waits for one, and a stall the model places
+        (free to place it anywhere) must not finish a store, and free its
+        copy, earlier than it would. The relaxed model (`relaxed`, the one
+        whose bound is reported) lets stores run in stalls too, as the
+        simulator's do while the compute stream waits for a fetch.
         """
         m = self.model
         store.column = m.binary()
@@ -549,11 +578,18 @@ class _Builder:
         last = max(store.done, default=store.after + 1)
         used: list[tuple[int, float]] = []
         latest: int | None = None  # `D` at the last position with one, so far
-        for j in range(store.after + 1, last):
-            # D_j' = 1 (complete before j' starts): no link time at or after j'
+        for j in range(store.after + 1, last + 1):
+            # D_j' = 1 (complete before compute j' starts): no link time in
+            # compute j' or later, nor in a stall after j'
+            before = latest
             if j in store.done:
                 latest = store.done[j]
-            if self.slot_time(j) <= 0:
+            if self.relaxed:
+                u = self.use_slot(store.direction, j, True)
+                used.append((u, 1.0))
+                if before is not None:
+                    m.at_most([(u, 1.0), (before, self.big)], self.big)
+            if j == last or self.slot_time(j) <= 0:
                 continue
             u = self.use_slot(store.direction, j, False)
             used.append((u, 1.0))
@@ -565,7 +601,12 @@ class _Builder:
             m.at_most([(store.done[a], 1.0), (store.done[b], -1.0)], 0.0)
 
     def capacity_rows(self) -> None:
-        """Per slot and direction, the transfers fit."""
+        """
+        Per slot and direction, the transfers fit; on a link whose
+        `duplex_efficiency` is below 1, both directions together fit in
+        `max(1, 2 x efficiency)` of the slot (while both run, each moves at
+        that efficiency: a relaxation of the simulator's rule).
+        """
         for slots in self.slots.values():
             for j, columns in enumerate(slots):
                 stalls = [(u, 1.0) for u, stall in columns if stall]
@@ -574,6 +615,20 @@ class _Builder:
                     self.model.at_most([*stalls, (self.stall[j], -1.0)], 0.0)
                 if computes:
                     self.model.at_most(computes, self.slot_time(j))
+        for tier in {tier for tier, _ in self.slots}:
+            share = max(1.0, 2 * self.hw.link(tier).duplex_efficiency)
+            to, back = self.slots.get((tier, True)), self.slots.get((tier, False))
+            if share >= 2 or to is None or back is None:
+                continue
+            for j in range(self.K + 1):
+                for stall in (True, False):
+                    terms = [(u, 1.0) for u, s in to[j] + back[j] if s == stall]
+                    if not terms:
+                        continue
+                    if stall:
+                        self.model.at_most([*terms, (self.stall[j], -share)], 0.0)
+                    else:
+                        self.model.at_most(terms, share * self.slot_time(j))
 
     def memory_rows(self) -> None:
         """
@@ -823,28 +878,36 @@ def _check_size(graph: ProgramGraph, milp: MilpOptions) -> None:
         )
 
 
-def plan_exact(graph: ProgramGraph, hardware: Hardware, options: PlanOptions) -> Plan:
+def plan_exact(
+    graph: ProgramGraph,
+    hardware: Hardware,
+    options: PlanOptions,
+    start: Plan | None = None,
+) -> Plan:
     """
     `solver=milp` in the planning loop: the MILP plan for `options.target`
-    (least peak down to the target, then least exposure), started from the
-    heuristic's plan, within `options.milp_time_limit_s`; a remark reports
-    the peak, the bound, the MIP gap and the time.
+    (least peak down to the target, then least exposure), started from
+    `start` (the heuristic's plan; by default `plan_offload`'s) and never
+    worse than it in the simulator, within `options.milp_time_limit_s`; a
+    remark reports the model's peak and bound, the gap, the time and the
+    simulated peak of the plan returned (and whose it is).
     """
     milp = MilpOptions(
         time_limit_s=options.milp_time_limit_s, max_steps=options.milp_max_steps
     )
     _solver()
     _check_size(graph, milp)
-    start = plan_offload(graph, hardware, options)
+    start = start or plan_offload(graph, hardware, options)
     result = plan_milp(graph, hardware, options, milp, start_plan=start)
+    whose = "" if result.source == "milp" else " (the start plan's: better)"
     emit(
         SOURCE,
         Severity.REMARK,
         f"@{graph.function.sym_name.data}: target {format_bytes(options.target)}: "
-        f"model peak {format_bytes(result.peak_bytes)}, bound "
-        f"{format_bytes(result.bound_bytes)}, MIP gap {result.gap:.2%} "
+        f"model peak {format_bytes(result.peak_bytes)}, model bound "
+        f"{format_bytes(result.bound_bytes)}, gap {result.gap:.2%} "
         f"({result.status}, {result.seconds:.2f} s); simulated peak "
-        f"{format_bytes(result.plan.peak_after)}",
+        f"{format_bytes(result.plan.peak_after)}{whose}",
     )
     return result.plan
 
@@ -867,8 +930,12 @@ def _solve(
     budget: float | None,
     start_plan: Plan | None,
     deadline: float,
+    second: bool = True,
 ) -> _Solved:
-    """Both solves with exposure at most `budget` (x compute), by `deadline`."""
+    """
+    Both solves (`second`: the least exposure at the peak found too) with
+    exposure at most `budget` (x compute), by `deadline`.
+    """
     model = builder.model
     if builder.slowdown_row is not None and budget is not None:
         model.row_upper[builder.slowdown_row] = budget
@@ -898,7 +965,7 @@ def _solve(
     peak = values[builder.peak]
     bound = solver.getInfo().mip_dual_bound  # -inf before the first LP
     bound = min(bound, peak) if isfinite(bound) else 0.0
-    if stop.worth(deadline):  # the least exposure and traffic at that peak
+    if second and stop.worth(deadline):  # the least exposure and traffic at that peak
         _second_objective(solver, builder, peak)
         solver.setSolution(incumbent)
         # no longer than the first took: what is left is for repair rounds
@@ -926,12 +993,14 @@ def plan_milp(
     `max_slowdown` (the model's link is fluid), the model's exposure budget is
     cut in proportion and the MILP solved again, up to `repair_rounds` times
     within the same time limit (the second solve of a round takes no longer
-    than its first, to leave them time); the plan returned is the last one, or the
-    lowest-peak one the simulator found within the slowdown. The bound and
-    the gap are the first solve's, at `max_slowdown` itself.
+    than its first, to leave them time). The plan returned is the best the
+    simulator saw (`_rank`) of the solves' and `start_plan` itself: never
+    worse than the start. The bound and the gap are the first solve's, at
+    `max_slowdown` itself.
 
     Raises `PlanError` when HiGHS is missing, the function has more than
-    `max_steps` compute steps, or no plan is found in time.
+    `max_steps` compute steps, or no plan is found in time (and no start
+    plan is given).
     """
     milp = milp or MilpOptions()
     _solver()
@@ -939,20 +1008,19 @@ def plan_milp(
     name = graph.function.sym_name.data
     start = time.perf_counter()
     deadline = start + milp.time_limit_s
+    planning = start + milp.time_limit_s * _PLANNING_SHARE
     builder = _Builder(graph, hardware, options, milp)
     builder.build()
-    reference = simulate(graph.schedule, hardware, None, record=False)
+    judge = _Judge(graph, hardware, options, milp.max_slowdown)
     budget = milp.max_slowdown
     first: _Solved | None = None
-    # the plan kept, its exposure, slowdown, model peak and rank (within the
-    # slowdown first, then the least peak)
-    kept: tuple[Plan, float, float, int, tuple[float, float]] | None = None
+    kept: _Judged | None = None
     rounds = 0
     while True:
-        solved = _solve(builder, budget, start_plan, deadline)
+        solved = _solve(builder, budget, start_plan, planning)
         rounds += 1
         if not solved.values:
-            if kept is not None:
+            if kept is not None or start_plan is not None:
                 break
             seconds = time.perf_counter() - start
             why = f"no plan ({solved.status})"
@@ -963,52 +1031,118 @@ def plan_milp(
             raise PlanError(f"solver=milp: @{name}: {why} ({seconds:.2f} s)")
         first = first or solved
         plan, exposed = builder.plan(solved.values)
-        schedule = plan_schedule(graph, plan, hardware, options.prefetch_distance)
-        judged = simulate(schedule, hardware, None, record=False)
-        plan.peak_before = reference.peak_hbm_bytes
-        plan.peak_after = judged.peak_hbm_bytes
-        plan.met = plan.peak_after <= options.target
-        slowdown = (
-            judged.makespan_s / reference.makespan_s - 1
-            if reference.makespan_s
-            else 0.0
-        )
+        judged = judge(plan, exposed, solved.live, "milp")
+        if kept is None or judged.rank < kept.rank:
+            kept = judged
         limit = milp.max_slowdown
-        within = limit is None or slowdown <= limit + 1e-9
-        rank = (0.0, float(plan.peak_after)) if within else (1.0, slowdown)
-        if kept is None or rank < kept[4]:
-            kept = (plan, exposed, slowdown, solved.live, rank)
         if (
-            within
+            judged.within
             or budget is None
             or limit is None
             or rounds > milp.repair_rounds
-            or deadline - time.perf_counter() <= 1e-3
+            or planning - time.perf_counter() <= 1e-3
         ):
             break
-        budget = budget * limit / slowdown
-    assert first is not None
+        budget = budget * limit / judged.slowdown
+    if start_plan is not None:
+        started = judge(start_plan, None, None, "start")
+        if kept is None or started.rank < kept.rank:
+            kept = started
     assert kept is not None
-    # the bound is the first solve's, at the slowdown itself: every later
-    # solve (less exposure) is a plan of that model too
-    peak = kept[3]
-    objective = max(peak, builder.floor_bytes())  # max(peak, target)
-    bound = min(builder.bytes_of(first.bound, up=True), objective)
+    # the bound: the relaxed model, at the slowdown itself, from the plan kept
+    relaxed = _Builder(graph, hardware, options, milp, relaxed=True)
+    relaxed.build()
+    bounded = _solve(relaxed, milp.max_slowdown, kept.plan, deadline, second=False)
+    if bounded.values:
+        plan, exposed = relaxed.plan(bounded.values)
+        judged = judge(plan, exposed, bounded.live, "milp")
+        if judged.rank < kept.rank:
+            kept = judged
+    objective = max(kept.plan.peak_after, builder.floor_bytes())  # max(peak, target)
+    if first is None:  # the planning model found nothing
+        status = "no model plan"
+    else:
+        status = "repaired" if rounds > 1 else first.status
+    bound = relaxed.bytes_of(bounded.bound, up=True) if bounded.values else 0
+    proven = first is not None and kept.within and objective == bound
+    if proven:
+        status = "optimal"
+    elif bounded.status == "optimal":
+        status = "model optimal"
     gap = (objective - bound) / objective if objective > 0 else 0.0
     return MilpResult(
-        kept[0],
-        "optimal" if gap <= 0 else "repaired" if rounds > 1 else first.status,
-        peak,
-        min(bound, peak),
+        kept.plan,
+        status,
+        kept.model_peak if kept.model_peak is not None else kept.plan.peak_after,
+        bound,
         gap,
-        kept[1],
-        kept[2],
+        kept.exposed,
+        kept.slowdown,
         rounds,
-        first.seconds,
+        bounded.seconds,
         time.perf_counter() - start,
-        len(builder.model.lower),
-        len(builder.model.row_lower),
+        len(relaxed.model.lower),
+        len(relaxed.model.row_lower),
+        proven,
+        kept.source,
     )
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """A plan as the simulator runs it."""
+
+    plan: Plan
+    exposed: float
+    slowdown: float
+    within: bool
+    rank: tuple[int, float, float]
+    model_peak: int | None
+    source: Literal["milp", "start"]
+
+
+class _Judge:
+    """
+    Simulates plans of one graph and ranks them: within the slowdown first,
+    then the least `max(peak, target)`, then the least makespan (outside the
+    slowdown: the least slowdown).
+    """
+
+    def __init__(
+        self,
+        graph: ProgramGraph,
+        hardware: Hardware,
+        options: PlanOptions,
+        max_slowdown: float | None,
+    ):
+        self.graph, self.hardware, self.options = graph, hardware, options
+        self.max_slowdown = max_slowdown
+        self.reference = simulate(graph.schedule, hardware, None, record=False)
+
+    def __call__(
+        self,
+        plan: Plan,
+        exposed: float | None,
+        model_peak: int | None,
+        source: Literal["milp", "start"],
+    ) -> _Judged:
+        distance = self.options.prefetch_distance
+        schedule = plan_schedule(self.graph, plan, self.hardware, distance)
+        run = simulate(schedule, self.hardware, None, record=False)
+        plan = replace(
+            plan,
+            peak_before=self.reference.peak_hbm_bytes,
+            peak_after=run.peak_hbm_bytes,
+            met=run.peak_hbm_bytes <= self.options.target,
+        )
+        base = self.reference.makespan_s
+        slowdown = run.makespan_s / base - 1 if base else 0.0
+        within = self.max_slowdown is None or slowdown <= self.max_slowdown + 1e-9
+        objective = float(max(run.peak_hbm_bytes, self.options.target))
+        rank = (0, objective, run.makespan_s) if within else (1, slowdown, 0.0)
+        if exposed is None:
+            exposed = max(0.0, run.makespan_s - base)
+        return _Judged(plan, exposed, slowdown, within, rank, model_peak, source)
 
 
 def _second_objective(solver: highspy.Highs, builder: _Builder, peak: float) -> None:

@@ -10,7 +10,7 @@ operand and 3.072 us with two, while a transfer of 1 KiB takes 0.1024 us.
 """
 
 import sys
-import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,9 @@ from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.milp import MilpOptions, plan_milp
+from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanError, PlanOptions, plan_schedule
+from hyperoffload.planning.search import smallest_target
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.simulator import simulate
 
@@ -158,7 +160,7 @@ def test_the_loop_plans_with_the_milp_for_a_target(ctx: Context):
     assert trial.result.peak_hbm_bytes == 4096
     assert trial.result.makespan_s == pytest.approx(14.4384 * US)
     [remark] = [str(r) for r in remarks]
-    assert "MIP gap 0.00% (optimal" in remark
+    assert "gap 0.00% (optimal" in remark
     loop.write(trial)
     assert sum(isinstance(op, StoreOp) for op in f.walk()) == 1
     assert sum(isinstance(op, PrefetchOp) for op in f.walk()) == 1
@@ -177,23 +179,19 @@ def test_the_pipeline_finds_the_optimum_within_the_slowdown(ctx: Context):
 
 
 def test_the_time_limit_stops_the_solver_and_the_gap_is_reported(ctx: Context):
-    # a random DAG of 120 ops: HiGHS is far from closing its gap after 20 s
-    graph = graph_of(ctx, random_dag(2, 120, 120), load_hardware("ascend-910c"))
+    # a random DAG of 120 ops: HiGHS is far from closing its gap in 0.5 s
     hardware = load_hardware("ascend-910c")
-    limit = 0.5
-    start = time.perf_counter()
+    graph = graph_of(ctx, random_dag(2, 120, 120), hardware)
     result = plan_milp(
         graph,
         hardware,
         PlanOptions(0),
-        MilpOptions(time_limit_s=limit, max_slowdown=0.05, repair_rounds=0),
+        MilpOptions(time_limit_s=0.5, max_slowdown=0.05, repair_rounds=0),
     )
-    elapsed = time.perf_counter() - start
     assert result.status == "time limit"
+    assert not result.proven
     assert result.gap > 0
-    assert result.bound_bytes < result.peak_bytes
-    assert result.seconds <= limit + 0.2
-    assert elapsed <= limit + 1.0  # building the model and judging the plan too
+    assert result.bound_bytes < result.plan.peak_after
 
 
 def test_a_function_too_large_is_a_clean_error(ctx: Context):
@@ -215,3 +213,107 @@ def test_a_missing_solver_is_a_clean_error(
     module: ModuleOp = parse_mlir(ctx, HAND, "t.mlir")
     with pytest.raises(PassFailedException, match="install the 'milp' extra"):
         InsertPass(solver="milp").apply(ctx, module)
+
+
+# Never worse than the heuristic: the MILP starts from the heuristic's plan
+# and, whatever the solver returns, the better of the two in the simulator
+# is its answer. Bounded time (a short limit, one thread); the assertions
+# hold whatever the solver reaches in it.
+
+LLAMA = TEST.parent / "examples" / "tiny_llama_train.mlir"
+KB = 1000
+
+
+def _loop(ctx: Context, text: str, options: PlanOptions, hardware: Hardware):
+    f = function(ctx, text)
+    return PlanningLoop.for_function(f, hardware, LoopOptions(options, MoveOptions()))
+
+
+def test_tiny_llama_at_420_kb_is_never_worse_than_the_heuristic(ctx: Context):
+    hardware = load_hardware("ascend-910c")
+    text = LLAMA.read_text()
+    options = PlanOptions(0, recompute="auto", milp_time_limit_s=2.0)
+    with silence_diagnostics():
+        heuristic = _loop(ctx, text, options, hardware).trial(420 * KB)
+        exact = _loop(ctx, text, replace(options, solver="milp"), hardware).trial(
+            420 * KB
+        )
+    assert heuristic.fits(420 * KB)
+    assert exact.fits(420 * KB)
+    assert exact.result.makespan_s <= heuristic.result.makespan_s
+
+
+def test_tiny_llama_within_a_slowdown_is_never_above_the_heuristic(ctx: Context):
+    # the heuristic's plan for one target within 5%, as the target search
+    # tries it; the MILP from it, for the least peak within 5%
+    hardware = load_hardware("ascend-910c")
+    options = PlanOptions(0, recompute="auto", recompute_budget=0.05)
+    loop = _loop(ctx, LLAMA.read_text(), options, hardware)
+    reference = simulate(loop.graph.schedule, hardware, None, record=False)
+    with silence_diagnostics():
+        heuristic = loop.trial(395 * KB)
+    slowdown = heuristic.result.makespan_s / reference.makespan_s - 1
+    assert slowdown <= 0.05
+    result = plan_milp(
+        loop.graph,
+        hardware,
+        options,
+        MilpOptions(time_limit_s=2.0, max_slowdown=0.05),
+        start_plan=heuristic.plan,
+    )
+    assert result.plan.peak_after <= heuristic.result.peak_hbm_bytes
+    assert result.slowdown <= 0.05 + 1e-9
+    # the bound holds for plans of the model's form; a plan below it is
+    # never called proven
+    assert not result.proven or result.plan.peak_after == result.bound_bytes
+
+
+@pytest.mark.parametrize("seed", [0, 5, 13, 23])
+def test_random_dags_are_never_above_the_heuristic(ctx: Context, seed: int):
+    hardware = load_hardware("ascend-910c")
+    options = PlanOptions(0, recompute="auto", recompute_budget=0.05)
+    loop = _loop(ctx, random_dag(seed), options, hardware)
+    with silence_diagnostics():
+        heuristic = smallest_target(loop, hardware.hbm_capacity, 0.05)
+    reference = simulate(loop.graph.schedule, hardware, None, record=False)
+    within = heuristic.result.makespan_s / reference.makespan_s - 1 <= 0.05 + 1e-9
+    result = plan_milp(
+        loop.graph,
+        hardware,
+        options,
+        MilpOptions(time_limit_s=5.0, max_slowdown=0.05),
+        start_plan=heuristic.plan,
+    )
+    if within:
+        assert result.slowdown <= 0.05 + 1e-9
+        assert result.plan.peak_after <= heuristic.result.peak_hbm_bytes
+    if result.proven:  # the answer meets the bound, in the simulator
+        assert result.gap == 0.0
+        assert max(result.plan.peak_after, 0) == result.bound_bytes
+
+
+def test_a_better_start_plan_is_returned(ctx: Context):
+    # within 0.5% nothing leaves HBM in the model; a start plan that moves
+    # %a with its fetch exposed is over the limit and is not taken, the
+    # MILP's own (nothing moved) is
+    graph = graph_of(ctx, HAND)
+    exposed = plan_milp(
+        graph, HARDWARE, PlanOptions(0), MilpOptions(max_slowdown=0.01)
+    ).plan
+    result = plan_milp(
+        graph,
+        HARDWARE,
+        PlanOptions(0),
+        MilpOptions(max_slowdown=0.005),
+        start_plan=exposed,
+    )
+    assert (result.source, result.plan.peak_after, result.proven) == (
+        "milp",
+        5120,
+        True,
+    )
+    # within 1%, a start plan at the optimum is kept or matched
+    again = plan_milp(
+        graph, HARDWARE, PlanOptions(0), MilpOptions(max_slowdown=0.01), exposed
+    )
+    assert (again.plan.peak_after, again.proven, again.gap) == (4096, True, 0.0)
