@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
@@ -137,8 +137,8 @@ class PlanningLoop:
             offload_only = replace(options, recompute="none")
             trial = _better(trial, self._in_addresses(self._heuristic, offload_only))
         if options.solver == "milp":  # started from the heuristic, never worse
-            exact = self._in_addresses(lambda o: self._exact(o, trial.plan), options)
-            trial = _better(exact, trial)
+            exact = partial(self._exact, start=trial.plan)
+            trial = _better(self._in_addresses(exact, options), trial)
         return trial
 
     def _in_addresses(
