@@ -31,6 +31,7 @@ from hyperoffload.frontend.configs import ModelConfig, get_config
 from hyperoffload.ir.context import make_context
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.schedule import Compute
+from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.tiers import Tier
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -751,13 +752,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="910B bf16/fp16 peak in TFLOPS (default: the preset's)",
     )
     options = parser.parse_args(argv)
+    options.output.parent.mkdir(parents=True, exist_ok=True)
+    outputs = Outputs({"--output": options.output})  # checked before the run
     start = time.perf_counter()
     results, linearity, sensitivity = run(
         ROWS, options.work, options.quick, options.ascend_910b_peak, _log
     )
     document = render_document(results, options.quick, linearity, sensitivity)
-    options.output.parent.mkdir(parents=True, exist_ok=True)
-    options.output.write_text(document)
+    outputs.put(options.output, document)
+    outputs.write()
     print(render_table(results))
     _log(f"wrote {options.output} in {time.perf_counter() - start:.0f} s")
     return 0

@@ -35,7 +35,7 @@ from typing import Any
 
 import hyperoffload
 from hyperoffload.ir.upstream import mlir_tools_dir
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.outputs import write_output
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -217,7 +217,7 @@ def main() -> None:
     result = table(ratios)
     print(result, end="")
     if args.output is not None:
-        write_atomically(args.output, result)
+        write_output(args.output, result)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import re
 import subprocess
 import sys
@@ -52,6 +51,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hyperoffload.ir.upstream import mlir_tools_dir
+from hyperoffload.support.outputs import Outputs
+from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.tools.hyperoffload_opt import main as hyperoffload_opt
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -321,19 +322,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hbm-capacity", default=CAPACITY, help="the target")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
+    outputs = Outputs({"--json": args.json})  # checked before the run
     corpus: Path = args.corpus.resolve()
     verdicts, summaries = run_corpus(corpus, args.only, args.verbose, args.hbm_capacity)
     print(table(verdicts, summaries))
     if args.json is not None:
-        args.json.write_text(
-            json.dumps(
+        outputs.put(
+            args.json,
+            strict_dumps(
                 {
                     "agreement": agreement(verdicts),
                     "verdicts": [asdict(v) for v in verdicts],
                 },
                 indent=1,
-            )
+            ),
         )
+        outputs.write()
     failed = any(v.outcome == "disagree" or not v.reported for v in verdicts)
     return 1 if failed else 0
 

@@ -135,7 +135,7 @@ class InsertOptions(LayoutOptions):
             )
         return PlanOptions(
             target=target,
-            min_bytes=parse_size(self.min_bytes),
+            min_bytes=parse_size(self.min_bytes, bare_bytes=True),
             min_gap_s=parse_duration(self.min_gap),
             categories=self.categories,
             prefetch_distance=self.prefetch_distance,

@@ -27,7 +27,7 @@ from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
 
 from hyperoffload.dialects.hyperoffload import Hyperoffload
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.outputs import write_output
 from hyperoffload.tools.command_line import run_reporting_errors
 
 DEFAULT_OUTPUT = (
@@ -95,7 +95,7 @@ def _run(args: Sequence[str] | None) -> int:
     elif str(options.output) == "-":
         sys.stdout.write(text)
     else:
-        write_atomically(options.output, text)
+        write_output(options.output, text)
     return 0
 
 

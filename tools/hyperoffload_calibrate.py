@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hyperoffload.ir.diagnostics import Severity, emit
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.outputs import Outputs
 from hyperoffload.tools.command_line import run_reporting_errors
 from hyperoffload.tools.hyperoffload_run import add_device_arguments, require_torch
 
@@ -47,6 +47,7 @@ def _arguments() -> argparse.ArgumentParser:
 
 def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
+    outputs = Outputs({"-o": options.output})  # checked before the measurements
     require_torch(TOOL)
     from hyperoffload.evaluators.torch.calibrate import calibrate, preset_toml
 
@@ -61,7 +62,8 @@ def _run(args: Sequence[str] | None) -> int:
     if options.output is None:
         print(text, end="")
     else:
-        write_atomically(options.output, text)
+        outputs.put(options.output, text)
+        outputs.write()
         emit(TOOL, Severity.REMARK, f"wrote {options.output}")
     return 0
 

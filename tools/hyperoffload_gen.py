@@ -47,7 +47,7 @@ from hyperoffload.frontend.configs import (
     get_config,
 )
 from hyperoffload.ir.diagnostics import Severity, emit
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.outputs import write_output
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 from hyperoffload.tools.command_line import run_reporting_errors
 
@@ -261,7 +261,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if options.output is None:
         sys.stdout.write(text)
     else:
-        write_atomically(options.output, text)
+        write_output(options.output, text)
     emit(
         TOOL,
         Severity.REMARK,
@@ -311,7 +311,7 @@ def _record(
     trace = record_routing(
         cfg, tokens, seed, DTYPES[options.dtype], options.prompt_seed
     )
-    write_atomically(path, trace_json(trace))
+    write_output(path, trace_json(trace))
     distinct = [
         len({e for token in trace.tokens for e in token[layer]})
         for layer in range(trace.layers)

@@ -12,7 +12,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.outputs import Outputs
 from hyperoffload.tools.command_line import report_error, run_reporting_errors
 
 DESCRIPTION = """\
@@ -73,14 +73,17 @@ class HyperoffloadOptMain(xDSLOptMain):
         """Process the input; `exit_status` says how it went (1: a chunk failed)."""
         self.pending_output: _PendingOutput | None = None
         args = self.args
+        output = None if args.output_file is None else Path(args.output_file)
+        outputs = Outputs({"-o": output})  # checked before the run
         expects_errors = args.verify_diagnostics or args.parsing_diagnostics
         if not args.split_input_file or expects_errors or args.shrink:
             super().run()
             status = 0
         else:
             status = self._run_every_chunk()
-        if self.pending_output is not None and status == 0:
-            write_atomically(Path(args.output_file), self.pending_output.getvalue())
+        if output is not None and self.pending_output is not None and status == 0:
+            outputs.put(output, self.pending_output.getvalue())
+            outputs.write()
         self.exit_status = status
 
     def _run_every_chunk(self) -> int:

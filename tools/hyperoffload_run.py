@@ -17,7 +17,6 @@ own measurement (`reference`); docs/execution.md.
 
 import argparse
 import importlib.util
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 
 from hyperoffload.ir.diagnostics import Severity, emit, format_diagnostic
+from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.tools.command_line import run_reporting_errors
 
 TOOL = "hyperoffload-run"
@@ -130,7 +130,7 @@ def _run(args: Sequence[str] | None) -> int:
         options.fast_inputs,
     )
     _progress(f"ran on {device.name} in {time.perf_counter() - start:.2f} s")
-    print(json.dumps(report, indent=1) if options.json else format_report(report))
+    print(strict_dumps(report, indent=1) if options.json else format_report(report))
     return 0
 
 

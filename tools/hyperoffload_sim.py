@@ -9,7 +9,6 @@ hyperoffload-sim examples/tiny_llama_train.mlir --hardware ascend-910c \\
 """
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -28,8 +27,15 @@ from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_
 from hyperoffload.sim.report import format_table, report_dict
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.outputs import Outputs
+from hyperoffload.support.strict_json import NonFiniteError, strict_dumps
 from hyperoffload.support.units import format_bytes, parse_size
 from hyperoffload.tools.command_line import run_reporting_errors
+
+
+def _size_in_bytes(text: str) -> int:
+    """A size option documented in bytes: `1MB`, or `1000000` (bytes)."""
+    return parse_size(text, bare_bytes=True)
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -52,7 +58,8 @@ def _arguments() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--hbm-capacity",
-        help="device memory, e.g. 64GB or 512MiB (default: the hardware's)",
+        help="device memory, e.g. 64GB or 512MiB; a bare integer is bytes "
+        "(default: the hardware's)",
     )
     parser.add_argument(
         "--policy",
@@ -135,7 +142,7 @@ def _arguments() -> argparse.ArgumentParser:
     )
     peers.add_argument(
         "--min-bytes",
-        type=parse_size,
+        type=_size_in_bytes,
         default=defaults.min_bytes,
         help="activation-pass: tag only activations of at least this size",
     )
@@ -164,7 +171,7 @@ def _load(
     """The planned and stripped schedules, and the module (None for a schedule file)."""
     text = options.input.read_text()
     if options.input.suffix == ".json":
-        schedule = Schedule.loads(text)
+        schedule = Schedule.loads(text, str(options.input))
         return schedule, schedule, None
     from hyperoffload.analysis.extract import program_schedules
 
@@ -193,13 +200,29 @@ def _program(options: argparse.Namespace, text: str | None = None) -> ModuleOp:
 
 
 def _json(reports: list[dict[str, Any]]) -> str:
-    """One report as an object, several as `{"results": [...]}`."""
-    return json.dumps(
-        reports[0] if len(reports) == 1 else {"results": reports}, indent=1
-    )
+    """One report as an object, several as `{"results": [...]}`; strict JSON."""
+    try:
+        return strict_dumps(
+            reports[0] if len(reports) == 1 else {"results": reports}, indent=1
+        )
+    except NonFiniteError as err:
+        raise NonFiniteError(
+            f"the report is not finite: {err} (a time overflowed: is a "
+            "hardware figure too small, or a program too large?)"
+        ) from None
 
 
-def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
+def _outputs(options: argparse.Namespace) -> Outputs:
+    """The files the run writes, checked before it starts."""
+    outputs = Outputs({"--trace": options.trace, "--plot": options.plot})
+    if options.plot is not None:
+        from hyperoffload.sim.plot import check_plot_path
+
+        check_plot_path(options.plot)
+    return outputs
+
+
+def _generate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs) -> str:
     """`--generate N`: the decode step called N times under each policy."""
     from hyperoffload.analysis.kv_cache import decode_step
     from hyperoffload.sim.generation import (
@@ -235,20 +258,16 @@ def _generate(options: argparse.Namespace, hardware: Hardware) -> int:
         )
         reports.append(result.report() | {"hardware": hardware.name})
         runs.append((policy, result.peak_per_token))
-    if options.json:
-        print(_json(reports))
-    else:
-        print(format_generation_table(reports))
     if options.plot:
-        from hyperoffload.sim.plot import write_peak_per_token_plot
+        from hyperoffload.sim.plot import peak_per_token_image
 
         title = f"{options.input.name}: {options.generate} tokens on {hardware.name}"
-        write_peak_per_token_plot(runs, options.plot, title, hardware.hbm_capacity)
-        _progress(f"wrote {options.plot}")
-    return 0
+        image = peak_per_token_image(runs, options.plot, title, hardware.hbm_capacity)
+        outputs.put(options.plot, image)
+    return _json(reports) if options.json else format_generation_table(reports)
 
 
-def _route(options: argparse.Namespace, hardware: Hardware) -> int:
+def _route(options: argparse.Namespace, hardware: Hardware) -> str:
     """`--routing SPEC --generate N`: routed experts over N decode tokens."""
     from hyperoffload.analysis.extract import main_function
     from hyperoffload.analysis.moe_step import moe_step
@@ -272,7 +291,7 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> int:
     budget = (
         planned_budget
         if options.expert_budget is None
-        else parse_size(options.expert_budget)
+        else parse_size(options.expert_budget, bare_bytes=True)
     )
     if planned is not None:
         _progress("the program is planned: ours keeps its resident experts")
@@ -302,18 +321,36 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> int:
             hot_set=hot_set,
         )
         reports.append(result.report() | {"hardware": hardware.name})
-    print(_json(reports) if options.json else format_expert_table(reports))
-    return 0
+    return _json(reports) if options.json else format_expert_table(reports)
 
 
 def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
+    outputs = _outputs(options)
     hardware = load_hardware(options.hardware, options.hbm_capacity)
-    capacity = hardware.hbm_capacity
     if options.routing is not None:
-        return _route(options, hardware)
-    if options.generate is not None:
-        return _generate(options, hardware)
+        if options.trace is not None or options.plot is not None:
+            raise PolicyError("--routing writes no --trace or --plot")
+        report = _route(options, hardware)
+    elif options.generate is not None:
+        if options.trace is not None:
+            raise PolicyError(
+                "--generate writes no --trace (its --plot: each call's peak)"
+            )
+        report = _generate(options, hardware, outputs)
+    else:
+        report = _simulate(options, hardware, outputs)
+    outputs.write()  # every file, or none
+    for path in (options.trace, options.plot):
+        if path is not None:
+            _progress(f"wrote {path}")
+    print(report)
+    return 0
+
+
+def _simulate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs) -> str:
+    """A program or a schedule under each policy: the report; the trace and plot put."""
+    capacity = hardware.hbm_capacity
     planned, stripped, module = _load(options, hardware)
     # every peer option is a flag of the same name
     policy_options = PolicyOptions(
@@ -351,23 +388,25 @@ def _run(args: Sequence[str] | None) -> int:
         for report in reports:
             report["outputs_match_reference"] = match
     if options.json:
-        print(_json(reports))
+        text = _json(reports)
     else:
-        print(format_table(reports))
+        text = format_table(reports)
         if options.execute:
-            print(f"outputs_match_reference: {reports[0]['outputs_match_reference']}")
+            text += (
+                f"\noutputs_match_reference: {reports[0]['outputs_match_reference']}"
+            )
     if options.trace:
-        from hyperoffload.sim.trace import write_trace
+        from hyperoffload.sim.trace import trace_json
 
-        write_trace(runs[0][1], options.trace, f"{options.input.name} ({runs[0][0]})")
-        _progress(f"wrote {options.trace} (policy '{runs[0][0]}')")
+        name = f"{options.input.name} ({runs[0][0]})"
+        outputs.put(options.trace, trace_json(runs[0][1], name))
+        _progress(f"the trace is policy '{runs[0][0]}'s")
     if options.plot:
-        from hyperoffload.sim.plot import write_plot
+        from hyperoffload.sim.plot import plot_image
 
         title = f"{options.input.name} on {hardware.name}"
-        write_plot(runs, options.plot, title)
-        _progress(f"wrote {options.plot}")
-    return 0
+        outputs.put(options.plot, plot_image(runs, options.plot, title))
+    return text
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -12,7 +12,6 @@ hyperoffload-validate model.mlir --device cuda --hardware h200.toml --capacities
 """
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -20,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from hyperoffload.ir.diagnostics import Severity, emit
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.outputs import Outputs
+from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.tools.command_line import run_reporting_errors
 from hyperoffload.tools.hyperoffload_run import (
     ToolError,
@@ -89,6 +89,7 @@ def _progress(message: str) -> None:
 
 def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
+    outputs = Outputs({"--json-out": options.json_out})  # checked before the run
     require_torch(TOOL)
     from hyperoffload.analysis.extract import program_schedules
     from hyperoffload.evaluators.numeric.interpreter import find_function
@@ -171,10 +172,12 @@ def _run(args: Sequence[str] | None) -> int:
         "device": device.name,
         "rows": rows_json(rows),
     }
+    text = strict_dumps(document, indent=1)
     if options.json_out is not None:
-        write_atomically(options.json_out, json.dumps(document, indent=1) + "\n")
+        outputs.put(options.json_out, text + "\n")
+        outputs.write()
     if options.json:
-        print(json.dumps(document, indent=1))
+        print(text)
     else:
         print(
             format_markdown(

@@ -29,7 +29,10 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
     IntegerType,
+    MemRefType,
     TensorType,
+    UnrankedMemRefType,
+    UnrankedTensorType,
     VectorType,
 )
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
@@ -41,7 +44,7 @@ from xdsl.traits import SymbolTable
 from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.dialects.provenance import written_as
 from hyperoffload.ir.diagnostics import diagnostic_at
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.hardware import Hardware, HardwareError
 
 VIEW_OPS: tuple[type[Operation], ...] = (
     tensor.CollapseShapeOp,
@@ -130,6 +133,32 @@ def tensor_bytes(value: SSAValue, op: Operation) -> int:
         )
     _SIZES[value_type] = size
     return size
+
+
+def check_sizable(value: SSAValue, op: Operation) -> None:
+    """
+    A located `CostModelError` for a value whose memory the model cannot
+    count, so that it is never sized 0 B: an unranked tensor, or a memref
+    (the planner and the simulator size tensors, before bufferization).
+    """
+    value_type = value.type
+    if isinstance(value_type, UnrankedTensorType):
+        raise CostModelError(
+            diagnostic_at(
+                op,
+                f"cannot size {value_type} of {written_as(op)}: unranked tensors "
+                "are not supported (give it a rank and a static shape)",
+            )
+        )
+    if isinstance(value_type, MemRefType | UnrankedMemRefType):
+        raise CostModelError(
+            diagnostic_at(
+                op,
+                f"cannot size {value_type} of {written_as(op)}: memref values are "
+                "not supported (the planner and the simulator count tensors: give "
+                "the program before bufferization)",
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -327,11 +356,21 @@ class CostModel:
                 )
             else:
                 efficiency = hw.compute_efficiency
-            compute += work.flops / (hw.peak(work.dtype) * efficiency)
+            if work.flops:
+                compute += work.flops / (self._peak(anchor, work.dtype) * efficiency)
             flops += work.flops
         memory = nbytes / (hw.hbm_bandwidth * hw.memory_efficiency)
         known = all(work.known for work in members)
         return OpCost(flops, nbytes, max(compute, memory) + hw.op_overhead_s, known)
+
+    def _peak(self, op: Operation, dtype: str) -> float:
+        """The hardware's peak for `dtype`; a located error where it has none."""
+        try:
+            return self.hardware.peak(dtype)
+        except HardwareError as err:
+            raise CostModelError(
+                diagnostic_at(op, f"{written_as(op)}: {err}")
+            ) from None
 
 
 def reject_recursion(call: func.CallOp) -> None:

@@ -38,7 +38,13 @@ from xdsl.ir import Operation, SSAValue
 
 from hyperoffload.analysis.branches import has_branches, taken_path
 from hyperoffload.analysis.compression import value_compression
-from hyperoffload.analysis.cost import CostModel, is_init, tensor_bytes, tensor_type
+from hyperoffload.analysis.cost import (
+    CostModel,
+    check_sizable,
+    is_init,
+    tensor_bytes,
+    tensor_type,
+)
 from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.dialects.hyperoffload import (
     TIER_ARG_ATTR,
@@ -133,6 +139,12 @@ class _Extractor:
 
     def run(self) -> Schedule:
         body = list(self.function.body.block.ops)
+        for arg in self.function.args:
+            check_sizable(arg, self.function)
+        for op in body:
+            if not self.costs.is_view(op):  # a view is sized as its source
+                for result in op.results:
+                    check_sizable(result, op)
         self.uses = self._use_positions(body)
         self._arguments()
         for index, op in enumerate(body):

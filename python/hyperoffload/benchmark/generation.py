@@ -33,7 +33,8 @@ from hyperoffload.sim.generation import (
     simulate_generation,
 )
 from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.plot import write_peak_per_token_plot
+from hyperoffload.sim.plot import peak_per_token_image
+from hyperoffload.support.outputs import write_output
 from hyperoffload.support.quantize import Compression
 
 PEERS = ("flexgen", "reactive-lru", "runtime-prefetch")
@@ -164,12 +165,13 @@ class DecodeGeneration:
         write_kv_throughput_plot(
             points, ctx.out / plots[0], f"{self.title} on {hardware.name}"
         )
-        write_peak_per_token_plot(
+        image = peak_per_token_image(
             [(p, r.peak_per_token) for p, r in best.items()],
             ctx.out / plots[1],
             f"{self.title} on {hardware.name}: each policy at its HBM",
             None,
         )
+        write_output(ctx.out / plots[1], image)
         return {"hardware": hardware.name, "rows": rows, "plots": plots}
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from hyperoffload.benchmark.peers import Point
-from hyperoffload.support.outputs import replaced
+from hyperoffload.sim.plot import figure_bytes
+from hyperoffload.support.outputs import write_output
 
 _COLORS = {
     "none": "black",
@@ -80,9 +81,7 @@ def _save(plt: Any, figure: Any, axis: Any, path: Path) -> None:
     """The legend, then the PNG written into place."""
     axis.legend(fontsize="small")
     figure.tight_layout()
-    with replaced(path) as partial:
-        figure.savefig(str(partial), dpi=90)
-    plt.close(figure)
+    write_output(path, figure_bytes(plt, figure, path, dpi=90))
 
 
 def write_tradeoff_plot(

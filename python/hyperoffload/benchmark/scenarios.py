@@ -46,9 +46,10 @@ from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.sim.arena import fragmentation, planned_arena, runtime_arena
 from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.plot import write_plot
+from hyperoffload.sim.plot import plot_image
 from hyperoffload.sim.policies import RUNTIMES
 from hyperoffload.sim.simulator import SimResult, simulate
+from hyperoffload.support.outputs import write_output
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,8 @@ class PeakAtSlowdown:
         achieved = none.peak_hbm_bytes - (ours.result or none).peak_hbm_bytes
         stem = f"{self.name}-{name}"
         runs = [(b.policy, b.result) for b in bests if b.result is not None]
-        write_plot(runs, ctx.out / f"{stem}-timeline.png", f"{self.title} on {name}")
+        timeline = ctx.out / f"{stem}-timeline.png"
+        write_output(timeline, plot_image(runs, timeline, f"{self.title} on {name}"))
         write_tradeoff_plot(
             search.points,
             ctx.out / f"{stem}-tradeoff.png",

@@ -9,7 +9,6 @@ results = run_suite("quick", out=Path("bench-out"), work=Path("build/bench"), jo
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -21,7 +20,8 @@ from hyperoffload.benchmark.markdown import suite_markdown
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.suites import SUITES, Scenario
 from hyperoffload.benchmark.workloads import BenchError
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.outputs import write_output
+from hyperoffload.support.strict_json import strict_dumps
 
 
 def _run_one(
@@ -90,6 +90,6 @@ def run_suite(
         "wall_s": time.perf_counter() - started,
         "scenarios": results,
     }
-    write_atomically(out / "results.json", json.dumps(summary, indent=1))
-    write_atomically(out / "results.md", suite_markdown(summary))
+    write_output(out / "results.json", strict_dumps(summary, indent=1))
+    write_output(out / "results.md", suite_markdown(summary))
     return summary

@@ -10,12 +10,12 @@ token's hidden state).
 
 ```python
 from hyperoffload.frontend import get_config
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.outputs import write_output
 
 cfg = moe_config(get_config("mixtral-8x7b"), layers=4)
 trace = record_routing(cfg, tokens=64, seed=0)
 trace.tokens[5][2]        # token 5, MoE layer 2: its two experts, best first
-write_atomically(Path("mixtral.json"), trace_json(trace))
+write_output(Path("mixtral.json"), trace_json(trace))
 ```
 
 The weights are seeded random, not trained: no checkpoint is available

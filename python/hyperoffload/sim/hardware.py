@@ -13,24 +13,45 @@ drive read into host memory and copied from there, as ZeRO-Infinity and
 FlexGen do): the loaded link then runs at the lower of its own and the host
 link's bandwidth, with both latencies, and the simulator also occupies the
 host link while it runs (`hyperoffload.sim.simulator`).
+
+A file is read strictly: an unknown key is an error that names the nearest
+known one (`h.toml:7: error: unknown key 'device.peak_flop' (did you mean
+'peak_flops'?)`), bandwidths and sizes need their units (`10` what? write
+`10GB/s`), and a figure so small that times would overflow is refused.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
+from hyperoffload.ir.diagnostics import format_diagnostic
+from hyperoffload.sim.hardware_keys import UnknownKeyError, check_keys
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 from hyperoffload.support.units import parse_duration, parse_rate, parse_size
 
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 
+SMALLEST_RATE = 2.0**64 / sys.float_info.max
+"""
+The least bandwidth or FLOP/s a file may give: below it, the time of 2^64
+bytes or FLOPs (more than any program has) would overflow to infinity.
+"""
+
 
 class HardwareError(ValueError):
-    """An unknown preset or a malformed hardware file."""
+    """An unknown preset or a malformed hardware file (located at `where`, its file)."""
+
+    def __init__(self, message: str, where: str | None = None):
+        located = (
+            message if where is None else format_diagnostic(where, "error", message)
+        )
+        super().__init__(located)
+        self.where = where
 
 
 @dataclass(frozen=True)
@@ -77,15 +98,28 @@ class Hardware:
     links: dict[Tier, Link]
 
     def with_hbm_capacity(self, capacity: int | str | None) -> Hardware:
+        """A copy with this HBM capacity: a size, or a whole number of bytes."""
         if capacity is None:
             return self
-        return replace(self, hbm_capacity=parse_size(capacity))
+        return replace(self, hbm_capacity=parse_size(capacity, bare_bytes=True))
 
     def peak(self, dtype: str) -> float:
-        """Peak FLOP/s for an element type; `f32` (or the slowest) when unknown."""
+        """
+        Peak FLOP/s for an element type; the `f32` (vector-unit) rate for one
+        the file does not list. A `HardwareError` if that rate is needed and
+        the file has none.
+        """
         if dtype in self.peak_flops:
             return self.peak_flops[dtype]
-        return self.peak_flops.get("f32", min(self.peak_flops.values()))
+        if "f32" in self.peak_flops:
+            return self.peak_flops["f32"]
+        listed = ", ".join(self.peak_flops)
+        missing = "f32" if dtype == "f32" else f"{dtype}, nor f32"
+        raise HardwareError(
+            f"hardware '{self.name}' has no [device.peak_flops] {missing} (the "
+            f"vector units' rate, and that of element types not listed), which "
+            f"{dtype} work needs; it lists {listed}"
+        )
 
     def link(self, tier: str) -> Link:
         if tier not in self.links:
@@ -122,7 +156,7 @@ def load_hardware(name_or_path: str, hbm_capacity: int | str | None = None) -> H
         hardware = _from_dict(path.stem, data)
     except (KeyError, TypeError, ValueError) as err:
         raise HardwareError(
-            f"{path}: malformed hardware file: {_describe(err)}"
+            f"malformed hardware file: {_describe(err)}", str(path)
         ) from None
     try:
         return hardware.with_hbm_capacity(hbm_capacity)
@@ -141,9 +175,14 @@ def _read(name_or_path: str, depth: int = 0) -> tuple[Path, dict[str, Any]]:
                 " (or give the path of a .toml file)"
             )
     try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as err:
-        raise HardwareError(f"{path}: {err}") from None
+        text = path.read_text()
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise HardwareError(str(err), str(path)) from None
+    try:
+        check_keys(data, text)
+    except UnknownKeyError as err:
+        raise HardwareError(str(err), f"{path}{err.line}") from None
     base = data.pop("base", None)
     if base is None:
         return path, data
@@ -196,9 +235,13 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
     links = {
         tier: Link(
             tier=tier,
-            capacity=parse_size(spec["capacity"]),
-            bandwidth_to_device=parse_rate(spec["bandwidth_to_device"]),
-            bandwidth_from_device=parse_rate(spec["bandwidth_from_device"]),
+            capacity=_size(spec, "capacity", f"tiers.{tier}"),
+            bandwidth_to_device=_bandwidth(
+                spec, "bandwidth_to_device", f"tiers.{tier}"
+            ),
+            bandwidth_from_device=_bandwidth(
+                spec, "bandwidth_from_device", f"tiers.{tier}"
+            ),
             latency_s=parse_duration(spec.get("latency", 0)),
             duplex_efficiency=_fraction(spec, "duplex_efficiency"),
         )
@@ -224,15 +267,15 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
                 "[device.peak_flops] needs a positive FLOP/s per dtype "
                 f"({dtype} = {flops!r})"
             )
-        peak[dtype] = float(flops)
+        peak[dtype] = _not_tiny(float(flops), f"[device.peak_flops] {dtype}")
     if not peak:
         raise ValueError("[device.peak_flops] needs a positive FLOP/s per dtype")
     compute_efficiency = _fraction(device, "compute_efficiency")
     return Hardware(
         name=name,
         description=str(data.get("description", "")),
-        hbm_capacity=parse_size(device["hbm_capacity"]),
-        hbm_bandwidth=parse_rate(device["hbm_bandwidth"]),
+        hbm_capacity=_size(device, "hbm_capacity", "device"),
+        hbm_bandwidth=_bandwidth(device, "hbm_bandwidth", "device"),
         peak_flops=peak,
         compute_efficiency=compute_efficiency,
         memory_efficiency=_fraction(device, "memory_efficiency"),
@@ -242,6 +285,33 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
         op_overhead_s=parse_duration(device.get("op_overhead", 0)),
         links=links,
     )
+
+
+def _size(table: dict[str, Any], key: str, name: str) -> int:
+    """The size `table[key]` (of the table `[name]`), with its unit."""
+    try:
+        return parse_size(table[key])
+    except ValueError as err:
+        raise ValueError(f"[{name}] {key}: {err}") from None
+
+
+def _bandwidth(table: dict[str, Any], key: str, name: str) -> float:
+    """The rate `table[key]` (of the table `[name]`): with its unit, not tiny."""
+    try:
+        rate = parse_rate(table[key])
+    except ValueError as err:
+        raise ValueError(f"[{name}] {key}: {err}") from None
+    return _not_tiny(rate, f"[{name}] {key}")
+
+
+def _not_tiny(rate: float, what: str) -> float:
+    """`rate`, if times computed from it stay finite (`SMALLEST_RATE`)."""
+    if rate < SMALLEST_RATE:
+        raise ValueError(
+            f"{what} = {rate:g} is so small that times would overflow "
+            f"(at least {SMALLEST_RATE:.1e} per second)"
+        )
+    return rate
 
 
 def _staged(link: Link, through: object, links: dict[Tier, Link]) -> Link:

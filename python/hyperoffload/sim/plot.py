@@ -1,23 +1,62 @@
 """
-PNG memory timelines: HBM bytes over time, the capacity line, and the
-transfer intervals of each copy stream underneath.
+Memory timelines: HBM bytes over time, the capacity line, and the transfer
+intervals of each copy stream underneath; rendered as the bytes of an image
+whose format the output's suffix names (PNG by default).
+
+```python
+check_plot_path(Path("timeline.png"))  # before the run: a format matplotlib writes
+write_output(Path("timeline.png"), plot_image(runs, Path("timeline.png"), "title"))
+```
 """
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any, cast
 
 from hyperoffload.sim.simulator import SimResult
-from hyperoffload.support.outputs import replaced
+from hyperoffload.support.outputs import OutputError
 
 
-def write_plot(runs: list[tuple[str, SimResult]], path: Path, title: str) -> None:
-    """One memory timeline per run (policy name, result), sharing the axes."""
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
+
+    return plt
+
+
+def plot_format(path: Path) -> str:
+    """The image format of `path` (its suffix; `png` without one)."""
+    return path.suffix[1:].lower() or "png"
+
+
+def check_plot_path(path: Path, flag: str = "--plot") -> None:
+    """An `OutputError` if matplotlib cannot write the format `path` names."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    formats = FigureCanvasAgg.get_supported_filetypes()
+    if plot_format(path) not in formats:
+        raise OutputError(
+            path,
+            f"cannot write {flag}: no image format '{plot_format(path)}' "
+            f"(known: {', '.join(sorted(formats))})",
+        )
+
+
+def figure_bytes(plt: Any, figure: Any, path: Path, dpi: int) -> bytes:
+    """`figure` rendered in the format of `path`, then closed."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=plot_format(path), dpi=dpi)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def plot_image(runs: list[tuple[str, SimResult]], path: Path, title: str) -> bytes:
+    """One memory timeline per run (policy name, result), sharing the axes."""
+    plt = _pyplot()
 
     figure, (memory_axis, transfer_axis) = plt.subplots(
         2, 1, figsize=(10, 6), sharex=True, height_ratios=(3, 1)
@@ -57,19 +96,14 @@ def write_plot(runs: list[tuple[str, SimResult]], path: Path, title: str) -> Non
     transfer_axis.set_xlabel("time (ms)")
     transfer_axis.set_ylabel("transfers")
     figure.tight_layout()
-    with replaced(path) as partial:
-        figure.savefig(str(partial), dpi=110)  # pyright: ignore[reportUnknownMemberType]
-    plt.close(figure)
+    return figure_bytes(plt, figure, path, dpi=110)
 
 
-def write_peak_per_token_plot(
+def peak_per_token_image(
     runs: list[tuple[str, list[int]]], path: Path, title: str, capacity: int | None
-) -> None:
+) -> bytes:
     """The HBM peak of each decode call against the tokens generated, per policy."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    plt = _pyplot()
 
     figure, axis = cast(tuple[Any, Any], plt.subplots(figsize=(8, 4.5)))
     largest = max((max(p, default=0) for _, p in runs), default=0)
@@ -92,5 +126,4 @@ def write_peak_per_token_plot(
     axis.set_title(title)
     axis.legend(fontsize="small")
     figure.tight_layout()
-    with replaced(path) as partial:
-        figure.savefig(str(partial), dpi=110)  # pyright: ignore[reportUnknownMemberType]
+    return figure_bytes(plt, figure, path, dpi=110)

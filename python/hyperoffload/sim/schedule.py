@@ -12,17 +12,29 @@ steps of its compute stream:
 - `wait`: blocks the compute stream until a transfer is complete;
 - `free`: releases a device buffer (once the transfers reading it finish).
 
-The JSON form is documented in `docs/schedule.md`.
+The JSON form is documented in `docs/schedule.md`. It is read strictly: an
+unknown field is an error that names the nearest known one, and so are an
+unknown compression scheme, a free of a pinned buffer and a buffer
+allocated twice; each error says where (`schedule.json: error: steps[4]:
+...`).
+
+```python
+schedule = Schedule.loads(Path("s.json").read_text(), source="s.json")
+```
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, cast, get_args
 
+from hyperoffload.ir.diagnostics import format_diagnostic
+from hyperoffload.support.quantize import Compression
+from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.support.tiers import Tier
 
 SCHEDULE_VERSION = 2
@@ -131,7 +143,8 @@ class Schedule:
         }
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=1)
+        """The JSON text (strict: a time that overflowed is an error, not `Infinity`)."""
+        return strict_dumps(self.to_json(), indent=1)
 
     @staticmethod
     def from_json(data: Any) -> Schedule:
@@ -143,6 +156,7 @@ class Schedule:
         if not isinstance(data, dict):
             raise ValueError(f"expected an object, not {_json_type(data)}")
         data = cast(dict[str, Any], data)
+        _check_keys(data, set(_TOP_KEYS), "schedule")
         version = data.get("version")
         if version not in READABLE_VERSIONS:
             raise ValueError(
@@ -153,9 +167,11 @@ class Schedule:
         buffers = [_buffer(raw, index) for index, raw in enumerate(raw_buffers)]
         steps: list[Step] = []
         transfers: set[int] = set()
+        allocated: dict[int, str] = {b.id: "at entry" for b in buffers if b.initial}
         raw_steps: list[Any] = _field(data, "steps", list, "schedule")
         for index, raw in enumerate(raw_steps):
             step = _step(raw, index, len(buffers))
+            _check_memory(step, f"steps[{index}]", buffers, allocated)
             if isinstance(step, Transfer):
                 if step.id in transfers:
                     raise ValueError(f"steps[{index}]: transfer id {step.id} repeats")
@@ -179,15 +195,60 @@ class Schedule:
         )
 
     @staticmethod
-    def loads(text: str) -> Schedule:
+    def loads(text: str, source: str | None = None) -> Schedule:
+        """A schedule from JSON text; errors are located at `source` (a file name)."""
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as err:
-            raise ValueError(f"malformed schedule: {err}") from None
+            raise ScheduleError(f"malformed schedule: {err}", source) from None
         try:
             return Schedule.from_json(data)
         except ValueError as err:
-            raise ValueError(f"malformed schedule: {err}") from None
+            raise ScheduleError(f"malformed schedule: {err}", source) from None
+
+
+class ScheduleError(ValueError):
+    """A malformed schedule file (located at `where`, its file, when known)."""
+
+    def __init__(self, message: str, where: str | None = None):
+        located = (
+            message if where is None else format_diagnostic(where, "error", message)
+        )
+        super().__init__(located)
+        self.where = where
+
+
+_TOP_KEYS = ("version", "function", "forward_end", "buffers", "steps")
+_COMPRESSIONS = tuple(c.value for c in Compression)
+
+
+def _check_memory(
+    step: Step, where: str, buffers: list[Buffer], allocated: dict[int, str]
+) -> None:
+    """
+    A free of a pinned buffer, or a buffer allocated a second time (by a
+    compute step or as the device end of a transfer), is an error.
+    """
+    if isinstance(step, Free) and buffers[step.buffer].pinned:
+        buffer = buffers[step.buffer]
+        raise ValueError(
+            f"{where}: frees buffer {buffer.id} ({buffer.name}), which is pinned "
+            "(arguments, constants and results are never freed)"
+        )
+    new = (
+        step.allocs
+        if isinstance(step, Compute)
+        else [step.dest]
+        if isinstance(step, Transfer) and step.to_device
+        else []
+    )
+    for buffer in new:
+        if buffer in allocated:
+            raise ValueError(
+                f"{where}: allocates buffer {buffer} ({buffers[buffer].name}) again "
+                f"(allocated {allocated[buffer]}); a buffer is allocated once"
+            )
+        allocated[buffer] = where
 
 
 _BUFFER_KINDS: tuple[str, ...] = get_args(BufferKind)
@@ -261,9 +322,16 @@ def _tier(raw: dict[str, Any], key: str, where: str) -> Tier:
 
 
 def _check_keys(raw: dict[str, Any], known: set[str], where: str) -> None:
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise ValueError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    """An error naming the first unknown field of `raw` and the nearest known one."""
+    for key in raw:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = (
+                f"did you mean '{close[0]}'?"
+                if close
+                else f"known: {', '.join(sorted(known))}"
+            )
+            raise ValueError(f"{where}: unknown field '{key}' ({hint})")
 
 
 def _object(raw: object, where: str) -> dict[str, Any]:
@@ -333,9 +401,11 @@ def _step(raw: object, index: int, buffers: int) -> Step:
         )
     if kind == "transfer":
         compress = fields_.get("compress")
-        if compress is not None and not isinstance(compress, str):
+        if compress is not None and compress not in _COMPRESSIONS:
+            schemes = ", ".join(f'"{c}"' for c in _COMPRESSIONS)
             raise ValueError(
-                f"{where}: 'compress' must be a string or null, not {_json_type(compress)}"
+                f"{where}: 'compress' must be {schemes} or null, not "
+                f"{json.dumps(compress)}"
             )
         return Transfer(
             id=_count(fields_, "id", where),

@@ -2,16 +2,18 @@
 Chrome / Perfetto trace-event JSON of a simulation: the compute stream and
 each copy stream as tracks, HBM occupancy as a counter. Open it in
 https://ui.perfetto.dev or chrome://tracing.
+
+```python
+write_output(Path("trace.json"), trace_json(simulate(schedule, hardware)))
+```
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from hyperoffload.sim.simulator import SimResult
-from hyperoffload.support.outputs import write_atomically
+from hyperoffload.support.strict_json import strict_dumps
 
 _US = 1e6
 
@@ -59,6 +61,7 @@ def trace_events(result: SimResult, name: str = "hyperoffload") -> list[dict[str
     return events
 
 
-def write_trace(result: SimResult, path: Path, name: str = "hyperoffload") -> None:
+def trace_json(result: SimResult, name: str = "hyperoffload") -> str:
+    """The trace-event document of `result` (strict JSON: a time that overflowed is an error)."""
     events = {"traceEvents": trace_events(result, name), "displayTimeUnit": "ms"}
-    write_atomically(path, json.dumps(events))
+    return strict_dumps(events)

@@ -5,6 +5,8 @@ Byte sizes and rates with units, as users write them.
 parse_size("64GB") == 64_000_000_000
 parse_size("512MiB") == 536_870_912
 parse_rate("33.6GB/s") == 33.6e9
+parse_size("1000", bare_bytes=True) == 1000  # where the option is documented in bytes
+parse_rate(10)  # ValueError: invalid rate 10: 10 what? write 10GB/s (a rate needs a unit)
 ```
 """
 
@@ -12,7 +14,7 @@ import math
 import re
 
 _UNITS = {
-    "": 1,
+    "": 1,  # no unit: an error unless the field is documented in bytes
     "B": 1,
     "KB": 10**3,
     "MB": 10**6,
@@ -26,15 +28,16 @@ _UNITS = {
 _QUANTITY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*")
 
 
-def _quantity(text: str, what: str, example: str) -> float:
+def _quantity(text: str, what: str, example: str) -> tuple[float, str]:
+    """The number in `text` times its unit, and the unit as written ('' for none)."""
     match = _QUANTITY.fullmatch(text)
     unit = match[2].upper() if match else None
     if match is None or unit not in _UNITS:
         raise ValueError(
-            f"invalid {what} '{text}': expected a number with an optional unit "
+            f"invalid {what} '{text}': expected a number with a unit "
             f"(B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. {example}"
         )
-    return float(match[1]) * _UNITS[unit]
+    return float(match[1]) * _UNITS[unit], match[2]
 
 
 def _number(text: object, what: str, example: str) -> float | None:
@@ -58,22 +61,41 @@ def _finite(value: float, text: str, what: str) -> float:
     return value
 
 
-def parse_size(text: str | int | float) -> int:
-    """Bytes in `text`: a number with an optional unit (B, KB..TB, KiB..TiB)."""
+def _bare(text: object, what: str, unit: str) -> ValueError:
+    """The error for a number written without its unit."""
+    number = str(text).strip()
+    return ValueError(
+        f"invalid {what} {number}: {number} what? write {number}{unit} "
+        f"(a {what} needs a unit)"
+    )
+
+
+def parse_size(text: str | int | float, *, bare_bytes: bool = False) -> int:
+    """
+    Bytes in `text`: a number with its unit (B, KB..TB, KiB..TiB). A bare
+    number is an error (`10` what?), unless `bare_bytes`: then a whole number
+    is a count of bytes (for options whose documentation says bytes).
+    """
     example = "64GB or 512MiB"
     value = _number(text, "size", example)
-    if isinstance(text, int) and value is not None:
-        return text  # exact, however large
     if value is None:
-        value = _finite(_quantity(str(text), "size", example), str(text), "size")
-    return int(value)
+        value, unit = _quantity(str(text), "size", example)
+        value = _finite(value, str(text), "size")
+        if unit:
+            return int(value)
+    if not bare_bytes or value != int(value):
+        raise _bare(text, "size", "GB")
+    return text if isinstance(text, int) else int(value)  # an int: exact, however large
 
 
 def parse_rate(text: str | int | float) -> float:
-    """Bytes per second in `text`, e.g. `33.6GB/s`; positive and finite."""
+    """Bytes per second in `text`, e.g. `33.6GB/s`: positive, finite, with its unit."""
     value = _number(text, "rate", "33.6GB/s")
-    if value is None:
-        value = _finite(_rate(str(text)), str(text), "rate")
+    if value is not None:
+        if value <= 0:
+            raise ValueError(f"invalid rate {text!r}: it must be positive")
+        raise _bare(text, "rate", "GB/s")
+    value = _finite(_rate(str(text)), str(text), "rate")
     if value <= 0:
         raise ValueError(f"invalid rate {text!r}: it must be positive")
     return value
@@ -82,10 +104,16 @@ def parse_rate(text: str | int | float) -> float:
 def _rate(text: str) -> float:
     stripped = text.strip()
     if not stripped.endswith("/s"):
+        match = _QUANTITY.fullmatch(stripped)
+        if match is not None and not match[2]:
+            raise _bare(stripped, "rate", "GB/s")
         raise ValueError(
             f"invalid rate '{text}': expected a size per second, e.g. 33.6GB/s"
         )
-    return _quantity(stripped[:-2], "rate", "33.6GB/s")
+    value, unit = _quantity(stripped[:-2], "rate", "33.6GB/s")
+    if not unit:
+        raise _bare(stripped[:-2], "rate", "GB/s")
+    return value
 
 
 def format_bytes(count: float) -> str:

@@ -179,7 +179,7 @@ def test_a_pass_failure_without_a_location_is_still_an_error_line(
     path.write_text(ROUND.replace('capacity = "1GB"\n', ""))
     spec = f'hyperoffload-insert{{hardware="{path}"}}'
     status, _, err = _run(capsys, opt_main, str(MLP), "-p", spec)
-    _assert_diagnosed(status, err, "hyperoffload-opt: error: ", "missing key")
+    _assert_diagnosed(status, err, "hw.toml: error: ", "missing key")
 
 
 @pytest.mark.parametrize("capacity", ["1e400", "1e400GB"])
@@ -207,6 +207,10 @@ def test_an_infinite_capacity_is_a_diagnostic(
         (parse_rate, -1.0),
         (parse_rate, [1]),
         (parse_rate, "1e400GB/s"),
+        (parse_rate, 5),
+        (parse_rate, "10"),
+        (parse_size, 10),
+        (parse_size, "10"),
         (parse_duration, -5),
         (parse_duration, "1e400s"),
         (parse_duration, None),
@@ -220,11 +224,11 @@ def test_units_reject_what_no_device_has(
 
 
 def test_units_still_read_what_they_did() -> None:
-    assert parse_size(2**70) == 2**70
-    assert parse_size(1.5e3) == 1500
+    assert parse_size(2**70, bare_bytes=True) == 2**70
+    assert parse_size(1.5e3, bare_bytes=True) == 1500
     assert parse_size("512MiB") == 512 * 2**20
     assert parse_rate("33.6GB/s") == pytest.approx(33.6e9)
-    assert parse_rate(5) == 5.0
+    assert parse_rate("5B/s") == 5.0
     assert parse_duration(0) == 0.0
     assert parse_duration("10us") == pytest.approx(1e-5)
 

@@ -5,6 +5,7 @@ transfer times (latency + bytes / bandwidth, slowed by a busy other
 direction).
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -162,7 +163,10 @@ def test_a_missing_file_names_its_path(tmp_path: Path):
     ("text", "message"),
     [
         (DEVICE, r"no \[tiers\.\*\] table"),
-        (DEVICE + HOST.replace("tiers.host", "tiers.disk"), r"unknown tier 'disk'"),
+        (
+            DEVICE + HOST.replace("tiers.host", "tiers.hots"),
+            r":\d+: error: unknown key 'tiers\.hots' \(did you mean 'host'\?\)",
+        ),
         (
             DEVICE + HOST.replace("duplex_efficiency = 0.5", "duplex_efficiency = 1.5"),
             r"duplex_efficiency = 1\.5: expected a fraction in \(0, 1\]",
@@ -202,7 +206,7 @@ def test_a_malformed_file_is_a_located_error(tmp_path: Path, text: str, message:
     path = write(tmp_path, text)
     with pytest.raises(HardwareError, match=message) as raised:
         load_hardware(path)
-    assert str(raised.value).startswith(f"{path}: ")
+    assert re.match(rf"{re.escape(path)}(:\d+)?: error: ", str(raised.value))
 
 
 @pytest.mark.parametrize(
@@ -263,12 +267,17 @@ def test_an_unknown_tier_names_the_tiers_there_are():
         hardware.link("ssd")
 
 
-def test_peak_falls_back_to_f32_then_to_the_slowest(tmp_path: Path):
+def test_peak_falls_back_to_f32_and_is_an_error_without_it(tmp_path: Path):
     hardware: Hardware = load_hardware(write(tmp_path, DEVICE + HOST))
     assert hardware.peak("f16") == 1e12  # no f16 figure: the f32 one
-    no_f32 = DEVICE.replace("f32 = 1e12", "f8 = 16e12") + HOST
+    no_f32 = DEVICE.replace("f32 = 1e12", "f8E4M3FN = 16e12") + HOST
     hardware = load_hardware(write(tmp_path, no_f32))
-    assert hardware.peak("f16") == 4e12  # no f32 either: the slowest (bf16)
+    assert hardware.peak("bf16") == 4e12
+    with pytest.raises(
+        HardwareError,
+        match=r"no \[device\.peak_flops\] f16, nor f32 .* it lists bf16, f8E4M3FN",
+    ):
+        hardware.peak("f16")
 
 
 def test_a_staged_link_runs_at_the_slower_of_its_legs(tmp_path: Path):
@@ -319,3 +328,118 @@ def test_a_missing_base_is_an_error(tmp_path: Path):
     path = write(tmp_path, 'base = "no-such-preset"\n')
     with pytest.raises(HardwareError, match="unknown hardware 'no-such-preset'"):
         load_hardware(path)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "message"),
+    [
+        (
+            "op_overhead",
+            "op_overhed",
+            9,
+            r"'device\.op_overhed' \(did you mean 'op_overhead'\?\)",
+        ),
+        (
+            "f32 = 1e12",
+            "fp32 = 1e12",
+            13,
+            r"'device\.peak_flops\.fp32' \(did you mean 'f32'\?\)",
+        ),
+        (
+            "[tiers.host]",
+            "[tiers.host]\nlatncy = 1",
+            16,
+            r"'tiers\.host\.latncy' \(did you mean 'latency'\?\)",
+        ),
+        (
+            'description = "a test device"',
+            'descripton = "x"',
+            2,
+            r"'descripton' \(did you mean 'description'\?\)",
+        ),
+        (
+            "[device]",
+            "[devices.x]\n[device]",
+            4,
+            r"'devices' \(did you mean 'device'\?\)",
+        ),
+    ],
+)
+def test_an_unknown_key_names_the_nearest_known_one_and_its_line(
+    tmp_path: Path, old: str, new: str, line: int, message: str
+):
+    text = (DEVICE + HOST).replace(old, new, 1)
+    assert text != DEVICE + HOST
+    path = write(tmp_path, text)
+    with pytest.raises(HardwareError, match=message) as raised:
+        load_hardware(path)
+    assert str(raised.value).startswith(f"{path}:{line}: error: unknown key ")
+
+
+def test_an_unknown_key_in_a_base_file_names_that_file(tmp_path: Path):
+    base = write(tmp_path, (DEVICE + HOST).replace("latency", "latence"), "base.toml")
+    over = write(tmp_path, 'base = "base.toml"\n', "over.toml")
+    with pytest.raises(HardwareError, match=r"did you mean 'latency'") as raised:
+        load_hardware(over)
+    assert str(raised.value).startswith(f"{base}:")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            'hbm_bandwidth = "1.5TB/s"',
+            "hbm_bandwidth = 10",
+            r"\[device\] hbm_bandwidth: invalid rate 10: 10 what\? write 10GB/s",
+        ),
+        (
+            'hbm_bandwidth = "1.5TB/s"',
+            'hbm_bandwidth = "10"',
+            r"10 what\? write 10GB/s",
+        ),
+        (
+            'hbm_capacity = "2GiB"',
+            "hbm_capacity = 2147483648",
+            r"\[device\] hbm_capacity: invalid size 2147483648: 2147483648 what\?",
+        ),
+        (
+            'bandwidth_to_device = "50GB/s"',
+            "bandwidth_to_device = 50e9",
+            r"\[tiers\.host\] bandwidth_to_device: invalid rate 50000000000\.0",
+        ),
+    ],
+)
+def test_bandwidths_and_sizes_need_units(
+    tmp_path: Path, old: str, new: str, message: str
+):
+    text = (DEVICE + HOST).replace(old, new)
+    assert text != DEVICE + HOST
+    with pytest.raises(HardwareError, match=message):
+        load_hardware(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "what"),
+    [
+        ("f32 = 1e12", "f32 = 5e-324", r"\[device\.peak_flops\] f32 = 4\.94066e-324"),
+        (
+            'hbm_bandwidth = "1.5TB/s"',
+            'hbm_bandwidth = "1e-300B/s"',
+            r"\[device\] hbm_bandwidth = 1e-300",
+        ),
+    ],
+)
+def test_a_figure_so_small_that_times_overflow_is_refused(
+    tmp_path: Path, old: str, new: str, what: str
+):
+    text = (DEVICE + HOST).replace(old, new)
+    assert text != DEVICE + HOST
+    with pytest.raises(
+        HardwareError, match=what + " is so small that times would overflow"
+    ):
+        load_hardware(write(tmp_path, text))
+
+
+def test_every_preset_reads_strictly():
+    for name in preset_names():
+        load_hardware(name)

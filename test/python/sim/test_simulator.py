@@ -297,7 +297,7 @@ def test_malformed_hardware_file_is_a_clear_error(tmp_path: Path) -> None:
         '[device]\nhbm_capacity = "64GB"\n[tiers.remote]\ncapacity = "1GB"\n'
     )
     with pytest.raises(
-        HardwareError, match=r"bad\.toml: malformed hardware file: missing key"
+        HardwareError, match=r"bad\.toml: error: malformed hardware file: missing key"
     ):
         load_hardware(str(bad))
     bad.write_text("[device\n")

@@ -1,14 +1,18 @@
 """
-Nothing lost on failure: every tool writes its files under a temporary name
-and renames them into place only when the run succeeds, so a failed run
-leaves an existing file byte-identical.
+Outputs never clobber what is not ours, and a failed run touches none: a
+regular file is replaced whole by a rename, a symbolic link is followed and
+kept, a FIFO or a device is written in place, and every output path is
+checked before anything is written.
 """
 
+import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
 
-from hyperoffload.support.outputs import replaced, write_atomically
+from hyperoffload.support.outputs import OutputError, Outputs, write_output
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
 from hyperoffload.tools.hyperoffload_opt import main as opt_main
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
@@ -29,18 +33,106 @@ def _unchanged(path: Path) -> bool:
     return path.read_text() == PREVIOUS and not partials
 
 
-def _interrupted_write(path: Path) -> None:
-    with replaced(path) as partial:
-        partial.write_text("half")
-        raise RuntimeError("interrupted")
-
-
-def test_a_failed_block_leaves_the_file_and_no_partial(previous: Path):
-    with pytest.raises(RuntimeError):
-        _interrupted_write(previous)
-    assert _unchanged(previous)
-    write_atomically(previous, "new\n")
+def test_a_regular_file_is_replaced_whole_keeping_its_mode(previous: Path):
+    previous.chmod(0o640)
+    write_output(previous, "new\n")
     assert previous.read_text() == "new\n"
+    assert stat.S_IMODE(previous.stat().st_mode) == 0o640
+    assert [p.name for p in previous.parent.iterdir()] == [previous.name]
+
+
+def test_a_new_path_is_created(tmp_path: Path):
+    path = tmp_path / "new.json"
+    write_output(path, b"{}")
+    assert path.read_bytes() == b"{}"
+
+
+def test_a_symlink_is_followed_and_kept(tmp_path: Path, previous: Path):
+    link = tmp_path / "link.mlir"
+    link.symlink_to(previous.name)
+    write_output(link, "through the link\n")
+    assert link.is_symlink()
+    assert os.readlink(link) == previous.name
+    assert previous.read_text() == "through the link\n"
+
+
+def test_a_dangling_symlink_creates_its_target(tmp_path: Path):
+    link = tmp_path / "link.mlir"
+    link.symlink_to("target.mlir")
+    write_output(link, "made\n")
+    assert link.is_symlink()
+    assert (tmp_path / "target.mlir").read_text() == "made\n"
+
+
+def test_a_fifo_is_written_in_place(tmp_path: Path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read() -> None:
+        with fifo.open("rb") as reader:
+            received.append(reader.read())
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    write_output(fifo, "through the pipe\n")
+    reader.join(timeout=60)
+    assert received == [b"through the pipe\n"]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_dev_null_stays_a_character_device():
+    write_output(Path("/dev/null"), "discarded\n")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_character_device_node_is_written_in_place(tmp_path: Path):
+    node = tmp_path / "null"
+    null = os.stat("/dev/null")
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, null.st_rdev)
+    except PermissionError:
+        pytest.skip("creating a device node needs CAP_MKNOD (root)")
+    try:
+        os.open(node, os.O_WRONLY)
+    except PermissionError:
+        pytest.skip("the temporary folder does not allow devices (mounted nodev)")
+    assert opt_main([str(EXAMPLE), "-o", str(node)]) == 0
+    assert stat.S_ISCHR(node.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null"]
+
+
+def test_a_device_that_fails_is_reported(capsys: pytest.CaptureFixture[str]):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    assert opt_main([str(EXAMPLE), "-o", "/dev/full"]) == 1
+    assert "/dev/full: error: cannot write -o: No space left on device" in (
+        capsys.readouterr().err
+    )
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_bad_paths_are_refused_before_anything_is_written(
+    tmp_path: Path, previous: Path
+):
+    with pytest.raises(OutputError, match=r"no folder .* to write it in"):
+        Outputs({"--plot": tmp_path / "missing" / "p.png"})
+    with pytest.raises(OutputError, match="it is a folder"):
+        Outputs({"-o": tmp_path})
+    with pytest.raises(OutputError, match="--plot and --trace name the same file"):
+        Outputs({"--trace": previous, "--plot": tmp_path / "." / previous.name})
+    assert _unchanged(previous)
+
+
+def test_a_failed_write_leaves_every_regular_file(tmp_path: Path, previous: Path):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    outputs = Outputs({"--trace": previous, "--plot": Path("/dev/full")})
+    outputs.put(previous, "new\n")
+    outputs.put(Path("/dev/full"), "does not fit\n")
+    with pytest.raises(OutputError, match="No space left on device"):
+        outputs.write()
+    assert _unchanged(previous)
 
 
 def test_opt_failing_a_pass_keeps_the_output_file(previous: Path):
@@ -60,6 +152,28 @@ def test_sim_failing_keeps_its_trace_and_plot(tmp_path: Path, previous: Path):
     assert sim_main(args) == 1
     assert _unchanged(previous)
     assert plot.read_text() == PREVIOUS
+
+
+@pytest.mark.parametrize("plot", ["missing/plot.png", "plot.xyz"])
+def test_sim_with_a_bad_plot_keeps_its_trace(
+    tmp_path: Path, previous: Path, plot: str, capsys: pytest.CaptureFixture[str]
+):
+    args = [str(EXAMPLE), "--trace", str(previous), "--plot", str(tmp_path / plot)]
+    assert sim_main(args) == 1
+    assert _unchanged(previous)
+    err = capsys.readouterr().err
+    assert f"{tmp_path / plot}: error: cannot write --plot" in err
+    assert "remark: parsed" not in err  # refused before the run
+
+
+def test_sim_writes_its_trace_and_plot_through_a_link(tmp_path: Path, previous: Path):
+    link = tmp_path / "trace.json"
+    link.symlink_to(previous)
+    plot = tmp_path / "plot.svg"
+    assert sim_main([str(EXAMPLE), "--trace", str(link), "--plot", str(plot)]) == 0
+    assert link.is_symlink()
+    assert previous.read_text().startswith('{"traceEvents"')
+    assert plot.read_text().startswith("<?xml")
 
 
 def test_gen_failing_keeps_the_output_file(previous: Path):

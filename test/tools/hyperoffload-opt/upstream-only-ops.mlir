@@ -11,8 +11,9 @@
 // CHECK:         %{{.*}} = "tensor.rank"(%{{.*}}) : (tensor<*xf32>) -> index
 // UPSTREAM-LABEL: func.func @rank
 // UPSTREAM:         tensor.rank %{{.*}} : tensor<*xf32>
-func.func @rank(%t: tensor<*xf32>) -> index {
-  %r = tensor.rank %t : tensor<*xf32>
+func.func @rank(%t: tensor<4x8xf32>) -> index {
+  %u = tensor.cast %t : tensor<4x8xf32> to tensor<*xf32>
+  %r = tensor.rank %u : tensor<*xf32>
   return %r : index
 }
 
