@@ -36,7 +36,8 @@ from hyperoffload.planning.experts import is_routed
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.sim.hardware import Hardware
-from hyperoffload.support.units import format_bytes
+from hyperoffload.sim.simulator import SimResult, simulate
+from hyperoffload.support.units import format_bytes, format_seconds
 
 
 def planning_loops(
@@ -72,6 +73,27 @@ def warn_if_unmet(pass_name: str, loop: PlanningLoop, trial: Trial) -> None:
     )
 
 
+def remark_written(pass_name: str, loop: PlanningLoop) -> SimResult:
+    """
+    A remark quoting the function as written, simulated (not the planner's
+    estimate): its peak and its slowdown over the program as it came with
+    unlimited HBM. Returns that simulation.
+    """
+    written = loop.simulate_written()
+    reference = simulate(loop.graph.schedule, loop.hardware, None, record=False)
+    ratio = written.makespan_s / reference.makespan_s - 1 if reference.makespan_s else 0
+    emit(
+        pass_name,
+        Severity.REMARK,
+        f"@{loop.function.sym_name.data}: as written: peak "
+        f"{format_bytes(written.peak_hbm_bytes)}, slowdown {ratio:+.2%} "
+        f"({format_seconds(written.makespan_s)}, "
+        f"{format_seconds(written.exposed_transfer_s)} of transfers exposed; "
+        "simulated)",
+    )
+    return written
+
+
 @dataclass(frozen=True)
 class InsertPass(InsertOptions, ModulePass):
     """Insert offload ops so that each function's peak HBM meets `hbm-capacity`."""
@@ -87,5 +109,6 @@ class InsertPass(InsertOptions, ModulePass):
                 trial = loop.trial(hardware.hbm_capacity)
                 trial = loop.write(trial)
                 warn_if_unmet(self.name, loop, trial)
+                remark_written(self.name, loop)
         except (PlanError, ValueError) as err:
             raise PassFailedException(str(err)) from None

@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.ir.diagnostics import verify_offload
-from hyperoffload.passes.insert import planning_loops, warn_if_unmet
+from hyperoffload.passes.insert import planning_loops, remark_written, warn_if_unmet
 from hyperoffload.passes.move_window import move_window
 from hyperoffload.passes.options import InsertOptions, MoveWindowOptions
 from hyperoffload.planning.experts import is_routed
@@ -85,6 +85,7 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
                     move_window(loop.function, hardware, self.move_options())
                 if self.max_slowdown is None:  # a search reports its own answer
                     warn_if_unmet(self.name, loop, trial)
+                remark_written(self.name, loop)
                 planned.append((loop, trial))
         except (PlanError, ValueError) as err:
             raise PassFailedException(str(err)) from None

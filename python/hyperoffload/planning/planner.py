@@ -274,6 +274,12 @@ class _Planner:
         store_after = (
             self.last_step_at_or_before(info.producer) if plan.stored else None
         )
+        if plan.write_back is not None:  # stored once, never fetched back
+            tier = plan.copy_tier(self.hw.offload_tier)
+            compressed = self.compressed(plan)
+            return [
+                Move(info.buffer, store_after, None, None, None, None, compressed, tier)
+            ]
         for index, gap in enumerate(plan.gaps):
             fetch_op = plan.fetch_op(index, self.options.prefetch_distance)
             release = (

@@ -36,6 +36,8 @@ class Move:
     resident before the gap), fetch it before step `fetch` and wait for the
     fetch before step `use` (the number of steps: before the function ends).
     With `wait_store`, the compute stream waits for the store after that step.
+    `fetch` and `use` None: the copy is never fetched back (a result written
+    back to its tier, which the caller receives).
     With `compressed`, its store and fetch move the compressed bytes and run
     their codec on the compute stream. `tier`: where the copy lives (None:
     the buffer's home, or the hardware's offload tier); a buffer's first move
@@ -45,8 +47,8 @@ class Move:
     buffer: int
     store_after: int | None
     release: int | None
-    fetch: int
-    use: int
+    fetch: int | None
+    use: int | None
     wait_store: int | None = None
     compressed: Compressed | None = None
     tier: Tier | None = None
@@ -121,8 +123,8 @@ def apply_moves(
         device = buffers[move.buffer]
         stored = move.buffer in copies
         copy = copy_of(device, move.tier)
-        if move.release is None:
-            device.initial = False
+        if move.release is None and move.fetch is not None:
+            device.initial = False  # out of HBM until its fetch
         if not stored and not copy.initial and move.store_after is not None:
             store = transfer(device, copy, copy.tier, False, move.compressed)
             stores[move.buffer] = store.id
@@ -132,6 +134,8 @@ def apply_moves(
             after.setdefault(move.wait_store, []).append((1, wait))
         if move.release is not None:
             after.setdefault(move.release, []).append((2, Free(move.buffer)))
+        if move.fetch is None or move.use is None:
+            continue  # written back: the caller receives the copy
         fetch = transfer(copy, device, copy.tier, True, move.compressed)
         before.setdefault(move.fetch, []).append((0, fetch))
         before.setdefault(move.use, []).append((2, Wait(fetch.id)))

@@ -1,0 +1,106 @@
+"""
+The plan the pass writes is the plan it priced: on small training steps and
+a decode step, the planning loop's figures for the plan it chose (the ones
+its search and its warnings read) and a simulation of the IR it wrote agree
+within 1% on time and on peak.
+
+Each case exercises a way the two once diverged: results written back to
+the pool (their stores were not priced), recomputation (clones fuse with
+the kernels around them otherwise than the recipes said), fetches moved
+within their windows, tagged arguments placed, and the target search.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.passes.pipeline import PipelinePass
+
+ROOT = Path(__file__).resolve().parents[3]
+INPUTS = ROOT / "test" / "inputs"
+TOLERANCE = 0.01
+
+
+def with_gradients_written_back(text: str) -> str:
+    """A training step whose gradients (every result after the loss) live in the pool."""
+    match = re.search(r"func\.func @train_step\(.*?\) -> \((.*?)\) \{", text)
+    assert match is not None
+    loss, *gradients = match.group(1).split(", ")
+    tag = "{hyperoffload.tier = #hyperoffload.tier<remote>}"
+    results = ", ".join([loss, *(f"{g} {tag}" for g in gradients)])
+    return text[: match.start(1)] + results + text[match.end(1) :]
+
+
+@dataclass(frozen=True)
+class Case:
+    path: Path
+    options: dict[str, object]
+    write_back: bool = False
+    recomputes: bool = False
+
+    def module(self, ctx: Context) -> ModuleOp:
+        text = self.path.read_text()
+        if self.write_back:
+            text = with_gradients_written_back(text)
+        return parse_mlir(ctx, text, self.path.name)
+
+
+CASES = {
+    # recomputation: the clones fuse with the kernels around them (priced
+    # as separate kernels, the written peak was once 7.8% above the estimate)
+    "llama3-8b 2 layers train, recomputation": Case(
+        INPUTS / "llama3_8b_2layers_train.mlir",
+        {"hbm_capacity": "4.5GB", "place_arguments": True},
+        recomputes=True,
+    ),
+    "tiny-llama train, recomputation": Case(
+        ROOT / "examples" / "tiny_llama_train.mlir",
+        {"hbm_capacity": "383KB"},
+        recomputes=True,
+    ),
+    # gradients stored to the pool as they are produced: on LLaMA-3-8B's
+    # shapes their stores take longer than the step (the estimate once left
+    # them out: +1007% written against its estimate, the peak +42%)
+    "llama3-8b 2 layers train, gradients written back": Case(
+        INPUTS / "llama3_8b_2layers_train.mlir",
+        {"hbm_capacity": "5GB", "place_arguments": True},
+        write_back=True,
+    ),
+    "tiny-llama bf16 train, gradients written back": Case(
+        INPUTS / "tiny_llama_train_bf16.mlir",
+        {"hbm_capacity": "200KB"},
+        write_back=True,
+    ),
+    "tiny-gpt train": Case(
+        INPUTS / "tiny_gpt_train.mlir", {"hbm_capacity": "500KB", "recompute": "none"}
+    ),
+    # the KV cache and weights placed, the smallest target within 2% searched
+    "tiny-llama decode, searched": Case(
+        INPUTS / "tiny_llama_decode.mlir",
+        {"max_slowdown": 0.02, "place_arguments": True},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
+def test_the_written_program_runs_as_planned(ctx: Context, case: Case):
+    module = case.module(ctx)
+    (planned,) = PipelinePass(**case.options).plan(module)  # type: ignore[arg-type]
+    loop, trial = planned
+    ops = list(loop.function.walk())
+    assert any(isinstance(op, PrefetchOp) for op in ops)
+    if case.write_back:
+        assert any(isinstance(op, StoreOp) for op in ops)
+    assert any(v.recompute for v in trial.plan.values) == case.recomputes
+    written = loop.simulate_written()
+    estimate = trial.result
+    assert written.makespan_s == pytest.approx(estimate.makespan_s, rel=TOLERANCE)
+    assert written.peak_hbm_bytes == pytest.approx(
+        estimate.peak_hbm_bytes, rel=TOLERANCE
+    )
