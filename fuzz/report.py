@@ -10,7 +10,6 @@ case was made). At most `keep` reproducers are saved per signature.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import sys
@@ -19,6 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from hyperoffload.support.outputs import write_output
+from hyperoffload.support.strict_json import strict_dumps
 
 GOOD = ("ok", "diagnosed")
 """Outcomes that are not bugs: the tool succeeded, or said what is wrong."""
@@ -122,8 +124,9 @@ class Tally:
 
     def write_json(self, path: Path, seconds: float) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(
-            json.dumps(
+        write_output(
+            path,
+            strict_dumps(
                 {
                     "seconds": round(seconds, 1),
                     "counts": dict(self.counts),
@@ -139,7 +142,7 @@ class Tally:
                     ],
                 },
                 indent=1,
-            )
+            ),
         )
 
 

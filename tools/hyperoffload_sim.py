@@ -27,7 +27,7 @@ from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_
 from hyperoffload.sim.report import format_table, report_dict
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult
-from hyperoffload.support.outputs import Outputs
+from hyperoffload.support.outputs import OutputError, Outputs
 from hyperoffload.support.strict_json import NonFiniteError, strict_dumps
 from hyperoffload.support.units import format_bytes, parse_size
 from hyperoffload.tools.command_line import run_reporting_errors
@@ -199,6 +199,11 @@ def _program(options: argparse.Namespace, text: str | None = None) -> ModuleOp:
     return module
 
 
+_OVERFLOW = (
+    " (a time overflowed: is a hardware figure too small, or a program too large?)"
+)
+
+
 def _json(reports: list[dict[str, Any]]) -> str:
     """One report as an object, several as `{"results": [...]}`; strict JSON."""
     try:
@@ -206,10 +211,7 @@ def _json(reports: list[dict[str, Any]]) -> str:
             reports[0] if len(reports) == 1 else {"results": reports}, indent=1
         )
     except NonFiniteError as err:
-        raise NonFiniteError(
-            f"the report is not finite: {err} (a time overflowed: is a "
-            "hardware figure too small, or a program too large?)"
-        ) from None
+        raise NonFiniteError(f"the report is not finite: {err}{_OVERFLOW}") from None
 
 
 def _outputs(options: argparse.Namespace) -> Outputs:
@@ -399,7 +401,12 @@ def _simulate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs)
         from hyperoffload.sim.trace import trace_json
 
         name = f"{options.input.name} ({runs[0][0]})"
-        outputs.put(options.trace, trace_json(runs[0][1], name))
+        try:
+            outputs.put(options.trace, trace_json(runs[0][1], name))
+        except NonFiniteError as err:
+            raise OutputError(
+                options.trace, f"cannot write --trace: {err}{_OVERFLOW}"
+            ) from None
         _progress(f"the trace is policy '{runs[0][0]}'s")
     if options.plot:
         from hyperoffload.sim.plot import plot_image

@@ -97,3 +97,27 @@ def test_a_size_option_in_bytes_takes_a_bare_integer(
     assert json.loads(capsys.readouterr().out)["hbm_capacity_bytes"] == 700000
     assert sim_main([str(MLP), "--hbm-capacity", "1.5"]) == 1
     assert "invalid size 1.5: 1.5 what?" in capsys.readouterr().err
+
+
+def test_a_time_that_overflows_is_named_not_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    step = {"kind": "compute", "name": "a", "flops": 0, "bytes": 0, "time_s": 1e308}
+    schedule = {
+        "version": 2,
+        "function": "f",
+        "buffers": [],
+        "steps": [{**step, "loc": "x:1:1"}, {**step, "loc": "x:2:1"}],
+    }
+    path = tmp_path / "schedule.json"
+    path.write_text(json.dumps(schedule))
+    assert sim_main([str(path), "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "error: the report is not finite: makespan_s is inf" in err
+    trace = tmp_path / "trace.json"
+    trace.write_text("kept\n")
+    assert sim_main([str(path), "--trace", str(trace)]) == 1
+    err = capsys.readouterr().err
+    assert f"{trace}: error: cannot write --trace: traceEvents[2].dur is inf" in err
+    assert trace.read_text() == "kept\n"

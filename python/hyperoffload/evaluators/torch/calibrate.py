@@ -17,7 +17,7 @@ this device and marked so on its line:
 
 ```python
 calibration = calibrate("cpu", quick=True)
-Path("cpu.toml").write_text(preset_toml(calibration))   # hyperoffload-sim --hardware cpu.toml
+write_output(Path("cpu.toml"), preset_toml(calibration))  # hyperoffload-sim --hardware cpu.toml
 ```
 
 Each figure is the best of repeated runs after a warm-up; `quick` shrinks
