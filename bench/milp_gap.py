@@ -257,13 +257,18 @@ def table(rows: list[Row]) -> str:
                 f"| {heuristic} | none{note} | | | | | refused |"
             )
             continue
-        whose = "MILP" if m.source == "milp" else "heuristic's kept"
+        whose = "MILP" if m.source == "milp" else "heuristic's"
         ratio = f"{r.excess:+.1%}" if r.proven else ""
+        bound, gap = (
+            (format_bytes(m.bound_bytes), f"{m.gap:.2%}")
+            if m.bound_bytes
+            else ("none", "")
+        )
         lines.append(
             f"| {r.name} | {r.steps} | {format_bytes(r.unplanned_peak)} "
             f"| {heuristic} "
             f"| {format_bytes(m.plan.peak_after)} ({m.slowdown:+.2%}), {whose}{note} "
-            f"| {ratio} | {format_bytes(m.bound_bytes)} | {m.gap:.2%} "
+            f"| {ratio} | {bound} | {gap} "
             f"| {m.peak_seconds:.1f} s / {m.seconds:.1f} s, {m.rounds} "
             f"| {_status(r)} |"
         )

@@ -4,7 +4,7 @@ peak any plan that exposes no transfer time could reach.
 
 A tensor can be out of HBM while op t runs only if t does not read it and,
 within one idle gap (a, b) of the tensor, its store fits in the compute
-between a and t and its fetch in the compute between t and b. An argument
+between its producer and t and its fetch in the compute between t and b. An argument
 that lives outside HBM needs no store, and nothing holds it after its last
 use. Subtracting every such tensor from
 the unconstrained timeline, op by op, bounds every zero-exposure plan from
@@ -53,11 +53,10 @@ def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
             if gap.ops < 1:
                 continue
             ops = np.arange(gap.after + 1, gap.before)
-            # compute between the end of op a and the start of op t, and from
-            # the end of op t to the start of op b
-            since = (
-                prefix[ops] - prefix[gap.after + 1] if gap.after >= 0 else prefix[ops]
-            )
+            # compute between the end of its producer (where its store may
+            # start, whichever gap it serves) and the start of op t, and
+            # from the end of op t to the start of op b
+            since = prefix[ops] - prefix[max(info.producer, -1) + 1]
             until = prefix[gap.before] - prefix[ops + 1]
             out = ops[(since >= store) & (until >= fetch)]
             if out.size:

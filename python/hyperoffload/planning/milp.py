@@ -340,7 +340,16 @@ class _Builder:
         self.required, candidates = offload_choices(
             graph, hardware, options, check_target=options.target > 0
         )
-        self.candidates = [p for p in candidates if not p.recompute]
+        self.tiers = [t for t in options.tiers if t in hardware.links] or [
+            hardware.offload_tier
+        ]
+        """Where a stored value's copy may go: each candidate once per tier."""
+        self.candidates = [
+            replace(p, tier=tier) if len(self.tiers) > 1 else p
+            for p in candidates
+            if not p.recompute
+            for tier in (self.tiers if not p.initially_out else [None])
+        ]
         self.recomputes = [p for p in candidates if p.recompute]
         """Recomputation candidates: one gap each, decided by `recompute_take`."""
         # choices with gaps: the required ones first, then the candidates
@@ -382,7 +391,7 @@ class _Builder:
             for c in range(len(self.choices))
         ]
         self.stores: list[_Store] = []
-        store_of: dict[int, int] = {}
+        store_of: dict[tuple[int, Tier], int] = {}
         self.gaps: list[_Gap] = []
         # bytes out of HBM at each position: (column, bytes)
         self.out: list[list[tuple[int, float]]] = [[] for _ in range(K + 1)]
@@ -395,8 +404,8 @@ class _Builder:
             store: int | None = None
             if plan.stored:
                 assert info.buffer is not None
-                if info.buffer not in store_of:
-                    store_of[info.buffer] = len(self.stores)
+                if (info.buffer, tier) not in store_of:
+                    store_of[info.buffer, tier] = len(self.stores)
                     self.stores.append(
                         _Store(
                             info.bytes,
@@ -406,7 +415,7 @@ class _Builder:
                             self.last_at_or_before(info.producer),
                         )
                     )
-                store = store_of[info.buffer]
+                store = store_of[info.buffer, tier]
             for index, gap in enumerate(plan.gaps):
                 release = (
                     -1
@@ -436,6 +445,12 @@ class _Builder:
             self.gap_columns(gap)
         for index, stored in enumerate(self.stores):
             self.store_columns(index, stored)
+        by_buffer: dict[int, list[int]] = {}
+        for (buffer, _), index in store_of.items():
+            by_buffer.setdefault(buffer, []).append(self.stores[index].column)
+        for columns in by_buffer.values():  # one tier per value
+            if len(columns) > 1:
+                m.at_most([(c, 1.0) for c in columns], 1.0)
         self.recompute_columns()
         self.capacity_rows()
         self.memory_rows()
@@ -687,7 +702,7 @@ class _Builder:
         candidates here, else only the required gaps, each fetched as early
         as its window allows.
         """
-        fetches: dict[tuple[object, int, int], int] = {}
+        fetches: dict[tuple[object, int, int, Tier], int] = {}
         recomputed: set[tuple[object, int, int]] = set()
         for value_plan in plan.values if plan else ():
             if value_plan.recompute:
@@ -695,9 +710,10 @@ class _Builder:
                     (value_plan.info.value, g.after, g.before) for g in value_plan.gaps
                 )
                 continue
+            tier = value_plan.copy_tier(self.hw.offload_tier)
             for index, gap in enumerate(value_plan.gaps):
                 op = value_plan.fetch_op(index, distance)
-                key = (value_plan.info.value, gap.after, gap.before)
+                key = (value_plan.info.value, gap.after, gap.before, tier)
                 fetches[key] = self.first_at_or_after(op)
         columns: list[int] = []
         values: list[float] = []
@@ -706,7 +722,8 @@ class _Builder:
         for gap in self.gaps:
             choice = self.choices[gap.choice]
             original = choice.gaps[gap.index]
-            key = (choice.info.value, original.after, original.before)
+            tier = choice.copy_tier(self.hw.offload_tier)
+            key = (choice.info.value, original.after, original.before, tier)
             position = fetches.get(key)
             if gap.choice < self.num_required and position is None:
                 position = gap.release + 1
