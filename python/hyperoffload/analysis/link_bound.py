@@ -226,36 +226,36 @@ def link_lower_bound(
                 for link in hardware.links.values()
             )
         gaps = [g for g in info.gaps() if g.ops >= 1]
+        # the kept ops of each gap, and those a whole transfer frees
+        within = [[j for j in range(g.after + 1, g.before) if j in kept] for g in gaps]
         rows_of = [
             [
                 j
-                for j in range(g.after + 1, g.before)
-                if j in kept
-                and _whole(graph, info, g.before, j, fetch * total, duration, slack)
+                for j in rows
+                if _whole(graph, info, g.before, j, fetch * total, duration, slack)
             ]
-            for g in gaps
+            for g, rows in zip(gaps, within, strict=True)
         ]
-        if not any(rows_of):
-            continue
+        again_too = recompute and info.producer >= 0
         store: dict[int, int] = {}
-        if resident:
+        if resident and any(rows_of):
             last = max(g.before for g, r in zip(gaps, rows_of, strict=True) if r)
             for t in cut.span(max(info.producer, 0), last):
                 store[t] = traffic.add(lp, t, False, duration / total, size)
-        for gap, rows in zip(gaps, rows_of, strict=True):
-            if not rows:
-                continue
-            fetches = {
-                t: traffic.add(lp, t, True, fetch, size)
-                for t in cut.span(gap.after + 1, gap.before)
-            }
-            shares = _shares(lp, cut, rows, size, store, fetches, out)
-            if recompute and info.producer >= 0:
+        for gap, all_rows, rows in zip(gaps, within, rows_of, strict=True):
+            shares: list[int] = []
+            if rows:
+                fetches = {
+                    t: traffic.add(lp, t, True, fetch, size)
+                    for t in cut.span(gap.after + 1, gap.before)
+                }
+                shares = _shares(lp, cut, rows, size, store, fetches, out)
+            if again_too and all_rows:
                 # out over the whole gap, for at least its producer's time
                 cost = graph.op_time[info.producer] / total
                 again = lp.column(upper=1.0)
                 recomputed.append((again, cost))
-                for j in rows:
+                for j in all_rows:
                     out[j].append((again, size))
                 for share in shares:  # the same bytes out once
                     lp.at_most([(share, 1.0), (again, 1.0)], 1.0)

@@ -108,6 +108,7 @@ import numpy as np
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
+from hyperoffload.analysis.link_bound import link_lower_bound
 from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.planning.planner import (
     Plan,
@@ -171,9 +172,11 @@ class MilpResult:
     """The live peak of the plan in the model (the simulated one for the start plan)."""
     bound_bytes: int
     """
-    The solver's lower bound on `max(peak, target)` over the plans of the
-    model's form (its candidates, windows and stores) within the slowdown;
-    it bounds nothing else (a start plan of another form may lie below it).
+    A lower bound on `max(peak, target)` over the plans of the model's form
+    (its candidates, windows and stores) within the slowdown: the relaxed
+    model's, or with a slowdown `hyperoffload.analysis.link_bound`'s where
+    higher (that one holds for every plan); a start plan of another form
+    may lie below the former.
     """
     gap: float
     """
@@ -1081,7 +1084,10 @@ def plan_milp(
     else:
         status = "repaired" if rounds > 1 else first.status
     bound = relaxed.bytes_of(bounded.bound, up=True) if bounded.values else 0
-    proven = first is not None and kept.within and objective == bound
+    if milp.max_slowdown is not None:  # the LP bound holds for every plan too
+        link = link_lower_bound(graph, hardware, milp.max_slowdown)
+        bound = max(bound, link.bytes, builder.floor_bytes())
+    proven = kept.within and objective == bound
     if proven:
         status = "optimal"
     elif bounded.status == "optimal":
