@@ -5,6 +5,8 @@ MLIR (torch-mlir, traced on fake tensors: no weights are allocated).
 ```
 hyperoffload-gen llama3-8b --mode train --layers 32 --seq 2048 --dtype bf16 \\
     -o llama3_8b_train.mlir
+hyperoffload-gen llama3-8b --mode train --layers 1 --seq 8192 --batch 2 \\
+    --dtype bf16 --optimizer adamw --grad-accum 2 --loss chunked -o step.mlir
 hyperoffload-gen tiny-moe --mode decode --kv-len 64 -o tiny_moe_decode.mlir
 hyperoffload-gen deepseek-v3 --mode prefill --layers 1 --dense-layers 0 \\
     --seq 2048 --dtype bf16 -o deepseek_v3_moe_layer.mlir
@@ -16,6 +18,10 @@ hyperoffload-gen deepseek-v3 --layers 2 --dense-layers 0 \\
     --record-routing deepseek_v3_routing.json --record-tokens 64 --seed 0
 ```
 
+`--optimizer sgd|adamw`, `--grad-accum N` and `--loss chunked` (train)
+put the optimizer's update (AdamW: float32 master weights and moments as
+arguments tagged for the pool), N micro-batches and a loss fused with the LM
+head over chunks of tokens into the step (`hyperoffload.frontend.train_step`);
 `--attention blocked|window` (prefill and decode) splits the KV cache into
 one tagged argument (decode) or result (prefill) per block of `--kv-block`
 tokens; `--experts routed` (moe family; forward, prefill, decode) runs each
@@ -46,6 +52,13 @@ from hyperoffload.frontend.configs import (
     ModelConfig,
     get_config,
 )
+from hyperoffload.frontend.training import (
+    LOSSES,
+    OPTIMIZERS,
+    LossSpec,
+    OptimizerSpec,
+    TrainSpec,
+)
 from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.support.outputs import write_output
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
@@ -66,6 +79,10 @@ EXPORT_ONLY = (
     "window",
     "sinks",
     "experts",
+    "optimizer",
+    "grad_accum",
+    "loss",
+    "loss_chunks",
     "output",
 )
 """Options that shape the exported IR, which `--record-routing` does not write."""
@@ -134,6 +151,46 @@ def _arguments() -> argparse.ArgumentParser:
         "moe family, forward, prefill and decode only for routed "
         "(default: %(default)s)",
     )
+    training = parser.add_argument_group(
+        "training step (--mode train)",
+        "What the step does beyond the forward and backward passes; see "
+        "docs/frontend.md for the signature of each.",
+    )
+    training.add_argument(
+        "--optimizer",
+        choices=OPTIMIZERS,
+        default="none",
+        help="none (return the gradients), sgd (plain SGD, lr 1e-3) or adamw "
+        "(torch.optim.AdamW's defaults; float32 master weights beside weights of "
+        "a lower precision, moments, all tagged for the pool; a step-count "
+        "argument); the step returns the updated weights and states "
+        "(default: %(default)s)",
+    )
+    training.add_argument(
+        "--grad-accum",
+        type=int,
+        default=1,
+        metavar="N",
+        help="micro-batches per step: tokens and targets are (N, batch, seq), "
+        "gradients summed before the update, the loss their mean "
+        "(default: %(default)s)",
+    )
+    training.add_argument(
+        "--loss",
+        choices=LOSSES,
+        default="full",
+        help="full (logits of every token, then cross-entropy) or chunked (the "
+        "LM head fused with the cross-entropy over chunks of tokens, gradients "
+        "computed chunk by chunk; the embedding's backward chunked alike) "
+        "(default: %(default)s)",
+    )
+    training.add_argument(
+        "--loss-chunks",
+        type=int,
+        metavar="K",
+        help="chunks of tokens of the chunked loss (default: Liger's choice, "
+        "chunks whose logits are about as large as the hidden states)",
+    )
     parser.add_argument(
         "-o", "--output", type=Path, help="output file (default: stdout)"
     )
@@ -196,7 +253,7 @@ def _run(argv: Sequence[str] | None) -> int:
     parser = _arguments()
     options = parser.parse_args(argv)
     cfg = get_config(options.model)
-    for name in ("layers", "seq", "batch", "kv_len", "record_tokens"):
+    for name in ("layers", "seq", "batch", "kv_len", "record_tokens", "loss_chunks"):
         value = getattr(options, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be positive")
@@ -210,12 +267,14 @@ def _run(argv: Sequence[str] | None) -> int:
             "--record-tokens, --seed and --prompt-seed need --record-routing"
         )
     attention = attention_spec(options)
+    train = train_spec(options)
     try:
         from hyperoffload.frontend.torch_export import (
             DTYPES,
             Shapes,
             check_attention,
             check_experts,
+            check_train,
             export,
             header,
         )
@@ -225,6 +284,8 @@ def _run(argv: Sequence[str] | None) -> int:
         ) from err
     check_attention(attention, options.mode)
     check_experts(cfg, options.mode, options.experts)
+    shapes = Shapes(options.batch, options.seq, options.kv_len)
+    check_train(options.mode, train, shapes)
     layers = options.layers or cfg.n_layers
     emit(
         TOOL,
@@ -232,7 +293,6 @@ def _run(argv: Sequence[str] | None) -> int:
         f"tracing {options.model} {options.mode} "
         f"({layers} layers, dtype {options.dtype})...",
     )
-    shapes = Shapes(options.batch, options.seq, options.kv_len)
     exported = export(
         cfg,
         options.mode,
@@ -243,6 +303,7 @@ def _run(argv: Sequence[str] | None) -> int:
         tier=options.tier,
         attention=attention,
         experts=options.experts,
+        train=train,
     )
     regen = "hyperoffload-gen " + " ".join(sys.argv[1:] if argv is None else list(argv))
     title = (
@@ -255,6 +316,7 @@ def _run(argv: Sequence[str] | None) -> int:
         + f", {options.dtype}"
         + _attention_title(attention)
         + (", routed experts" if options.experts == "routed" else "")
+        + _train_title(train, shapes.batch * shapes.seq, cfg)
         + ")"
     )
     text = header(title, regen, exported.signature, options.tier) + exported.text
@@ -325,6 +387,32 @@ def _record(
         f"({time.perf_counter() - start:.1f} s)",
     )
     return 0
+
+
+def train_spec(options: argparse.Namespace) -> TrainSpec:
+    """
+    The training step the options ask for (checked against the mode by the
+    export's `check_train`); `ValueError` for a flag its loss does not take.
+    """
+    if options.loss_chunks is not None and options.loss != "chunked":
+        raise ValueError("--loss-chunks needs --loss chunked")
+    return TrainSpec(
+        OptimizerSpec(options.optimizer),
+        options.grad_accum,
+        LossSpec(options.loss, options.loss_chunks),
+    )
+
+
+def _train_title(train: TrainSpec, tokens: int, cfg: ModelConfig) -> str:
+    """`, adamw (...), 4 micro-batches, chunked loss (...)` (nothing by default)."""
+    if train.is_default:
+        return ""
+    parts = [train.optimizer.describe()] if train.optimizer.kind != "none" else []
+    if train.grad_accum > 1:
+        parts.append(f"{train.grad_accum} micro-batches")
+    if train.loss.kind != "full":
+        parts.append(train.loss.describe(tokens, cfg.vocab_size, cfg.hidden))
+    return "".join(f", {part}" for part in parts)
 
 
 def _attention_title(spec: AttentionSpec) -> str:

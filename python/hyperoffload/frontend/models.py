@@ -510,7 +510,14 @@ class LlamaBlock(nn.Module):
 
 
 class Llama(nn.Module):
-    """LLaMA-family decoder; the `moe` family swaps FFNs for `MoE` layers."""
+    """
+    LLaMA-family decoder; the `moe` family swaps FFNs for `MoE` layers. With
+    ``head=False`` the forward returns the final normalised hidden states
+    instead of the logits (a chunked loss applies the head itself).
+    """
+
+    HEAD = "output.weight"
+    """The parameter of the LM head."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -529,6 +536,7 @@ class Llama(nn.Module):
         tokens: Tensor,
         past: Sequence[LayerCache] | None = None,
         offset: int = 0,
+        head: bool = True,
     ) -> tuple[Tensor, list[LayerCache]]:
         x = self.tok_embeddings(tokens)
         seq = tokens.shape[1]
@@ -539,7 +547,8 @@ class Llama(nn.Module):
             layer_past = None if past is None else past[i]
             x, kv = layer(x, (cos, sin), mask, layer_past, offset)
             cache.append(kv)
-        return self.output(self.norm(x)), cache
+        x = self.norm(x)
+        return (self.output(x) if head else x), cache
 
 
 class GPTMLP(nn.Module):
@@ -573,7 +582,13 @@ class GPTBlock(nn.Module):
 
 
 class GPT(nn.Module):
-    """GPT-family decoder: learned positions, pre-LayerNorm, MHA, GELU (tanh)."""
+    """
+    GPT-family decoder: learned positions, pre-LayerNorm, MHA, GELU (tanh);
+    ``head=False`` as in `Llama`.
+    """
+
+    HEAD = "lm_head.weight"
+    """The parameter of the LM head."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -589,6 +604,7 @@ class GPT(nn.Module):
         tokens: Tensor,
         past: Sequence[LayerCache] | None = None,
         offset: int = 0,
+        head: bool = True,
     ) -> tuple[Tensor, list[LayerCache]]:
         seq = tokens.shape[1]
         positions = torch.arange(offset, offset + seq, device=tokens.device)
@@ -598,7 +614,13 @@ class GPT(nn.Module):
         for i, layer in enumerate(self.layers):
             x, kv = layer(x, mask, None if past is None else past[i], offset)
             cache.append(kv)
-        return self.lm_head(self.ln_f(x)), cache
+        x = self.ln_f(x)
+        return (self.lm_head(x) if head else x), cache
+
+
+def head_weight(model: nn.Module) -> str:
+    """The name of `model`'s LM head parameter (`Llama.HEAD`, `GPT.HEAD`)."""
+    return GPT.HEAD if isinstance(model, GPT) else Llama.HEAD
 
 
 def build_model(cfg: ModelConfig) -> nn.Module:

@@ -8,7 +8,10 @@ allocated, so published dimensions export on a laptop) with
 
 * ``forward``: ``@forward(tokens, *params) -> logits``
 * ``train``: ``@train_step(tokens, targets, *params) -> (loss, *grads)``
-  (cross-entropy loss, one gradient per parameter in argument order)
+  (cross-entropy loss, one gradient per parameter in argument order); with an
+  optimizer (``train=TrainSpec(OptimizerSpec("sgd" | "adamw"))``) the
+  gradients are consumed by the update and the step returns the updated
+  weights and optimizer states (`hyperoffload.frontend.train_step`)
 * ``prefill``: ``@prefill(tokens, *params) -> (logits, k0, v0, k1, v1, ...)``
 * ``decode``: ``@decode(token, k0, v0, ..., *params) -> (logits, k0n, v0n, ...)``:
   one token per sequence at position ``kv_len``; each cache argument is
@@ -18,8 +21,10 @@ allocated, so published dimensions export on a laptop) with
   cache.
 
 Parameters carry ``{hyperoffload.tier = #hyperoffload.tier<remote>}`` (or
-the tier asked for); KV-cache arguments also ``hyperoffload.category = "kv"``;
-the KV-cache results of a prefill or decode step carry the tier too.
+the tier asked for); KV-cache arguments also ``hyperoffload.category = "kv"``,
+optimizer states ``hyperoffload.category = "optimizer"``; the KV-cache
+results of a prefill or decode step, and the updated weights and states of a
+training step, carry the tier (and category) of their arguments too.
 
 With a blocked attention variant (``attention=AttentionSpec("blocked" |
 "window", ...)``, prefill and decode only) the cache is one argument (decode)
@@ -52,11 +57,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from importlib import import_module
 from typing import Any, cast
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hyperoffload.dialects.hyperoffload import EXPERT_ATTR, MOE_ATTR
@@ -83,10 +88,13 @@ from hyperoffload.frontend.route_experts import (
     MarkerKind,
     route_experts_text,
 )
+from hyperoffload.frontend.train_step import TrainStepFn
+from hyperoffload.frontend.training import LOSSES, OPTIMIZERS, TrainSpec, chunk_rows
 from hyperoffload.ir.context import make_context
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 KV_ATTR = 'hyperoffload.category = "kv"'
+OPTIMIZER_ATTR = 'hyperoffload.category = "optimizer"'
 KV_BLOCK_ATTR = "hyperoffload.kv_block"
 """Argument and result attribute of a KV block: `array<i64: layer, kind, block>`."""
 KV_CACHE_ATTR = "hyperoffload.kv_cache"
@@ -113,15 +121,32 @@ def embedding_dense_backward(
     num_weights: int,
     padding_idx: int,
     scale_grad_by_freq: bool,
+    chunks: int = 1,
 ) -> Tensor:
+    """
+    The embedding's gradient as ``onehotᵀ @ grad`` (no scatter); with
+    `chunks` > 1, summed in float32 over chunks of tokens, so the one-hot
+    (tokens by vocabulary) never exists whole (as the chunked loss).
+    """
     if scale_grad_by_freq:
         raise ExportError("embedding backward with scale_grad_by_freq is unsupported")
     flat = indices.reshape(-1)
-    hot = one_hot(flat, num_weights, grad_output.dtype)
-    if padding_idx >= 0:
-        hot = hot * (flat != padding_idx).unsqueeze(-1).to(hot.dtype)
     grad = grad_output.reshape(flat.shape[0], -1)
-    return hot.transpose(0, 1) @ grad
+    total: Tensor | None = None
+    for rows in chunk_rows(flat.shape[0], chunks):
+        ids = flat[rows.start : rows.stop] if chunks > 1 else flat
+        hot = one_hot(ids, num_weights, grad_output.dtype)
+        if padding_idx >= 0:
+            hot = hot * (ids != padding_idx).unsqueeze(-1).to(hot.dtype)
+        part = hot.transpose(0, 1) @ (
+            grad[rows.start : rows.stop] if chunks > 1 else grad
+        )
+        if chunks == 1:
+            return part
+        part = part.to(torch.float32)
+        total = part if total is None else total + part
+    assert total is not None, "at least one token"
+    return total.to(grad_output.dtype)
 
 
 def _nll_target_mask(
@@ -187,12 +212,13 @@ def _torch_mlir_fx() -> Any:
     return import_module("torch_mlir.fx")
 
 
-def decomposition_table() -> dict[Any, Callable[..., Any]]:
+def decomposition_table(embedding_chunks: int = 1) -> dict[Any, Callable[..., Any]]:
     """
-    torch-mlir's table, with one-hot embedding backward and NLL loss (no
-    scatter/gather, so no `tm_tensor`), PyTorch's own GELU decompositions
-    (torch-mlir's tanh GELU uses a wrong constant) and without `addmm` (its
-    decomposition upcasts bf16 to f32).
+    torch-mlir's table, with one-hot embedding backward (over
+    `embedding_chunks` chunks of tokens) and NLL loss (no scatter/gather, so
+    no `tm_tensor`), PyTorch's own GELU decompositions (torch-mlir's tanh
+    GELU uses a wrong constant) and without `addmm` (its decomposition
+    upcasts bf16 to f32).
     """
     aten: Any = cast(Any, torch.ops).aten
     table: dict[Any, Callable[..., Any]] = dict(
@@ -200,7 +226,9 @@ def decomposition_table() -> dict[Any, Callable[..., Any]]:
     )
     pytorch: Any = import_module("torch._decomp")
     table.update(pytorch.get_decompositions([aten.gelu, aten.gelu_backward]))
-    table[aten.embedding_dense_backward.default] = embedding_dense_backward
+    table[aten.embedding_dense_backward.default] = partial(
+        embedding_dense_backward, chunks=embedding_chunks
+    )
     table[aten.nll_loss_forward.default] = nll_loss_forward
     table[aten.nll_loss_backward.default] = nll_loss_backward
     for overload in aten.addmm.overloads():
@@ -233,23 +261,6 @@ class ForwardFn:
 
     def __call__(self, tokens: Tensor, *params: Tensor) -> Tensor:
         return self.run(tokens, params)[0]
-
-
-class TrainStepFn:
-    """``(tokens, targets, *params) -> (loss, *grads)`` with cross-entropy loss."""
-
-    def __init__(self, model: nn.Module) -> None:
-        self.forward = ForwardFn(model)
-
-    def __call__(
-        self, tokens: Tensor, targets: Tensor, *params: Tensor
-    ) -> tuple[Tensor, ...]:
-        logits = self.forward(tokens, *params)
-        loss = F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
-        )
-        grads = torch.autograd.grad(loss, params)
-        return (loss, *grads)
 
 
 def _flat_cache(cache: Sequence[LayerCache]) -> list[Tensor]:
@@ -381,6 +392,11 @@ class Signature:
     markers: tuple[ExpertKey, ...] = ()
     """The experts whose (routed, contribution) markers follow the results of
     the traced program, in order (routed experts; else empty)."""
+    n_states: int = 0
+    """Optimizer-state arguments after the parameters (train with adamw)."""
+    updates: bool = False
+    """Whether the results after the loss are the updated parameters and
+    optimizer states, in argument order (train with an optimizer)."""
 
 
 @dataclass(frozen=True)
@@ -503,6 +519,79 @@ def _decode_blocks(
     return tags, specs, [block * spec.block for block in read]
 
 
+def check_train(mode: str, train: TrainSpec | None, shapes: Shapes) -> None:
+    """`ExportError` unless `train` is a step `mode` and `shapes` can be exported with."""
+    if train is None or train.is_default:
+        return
+    if mode != "train":
+        raise ExportError(
+            "an optimizer, gradient accumulation and the loss apply to the train "
+            f"mode, not {mode}"
+        )
+    if train.optimizer.kind not in OPTIMIZERS:
+        known = ", ".join(OPTIMIZERS)
+        raise ExportError(
+            f"unknown optimizer {train.optimizer.kind!r} (known: {known})"
+        )
+    if train.loss.kind not in LOSSES:
+        known = ", ".join(LOSSES)
+        raise ExportError(f"unknown loss {train.loss.kind!r} (known: {known})")
+    if train.grad_accum < 1:
+        raise ExportError(
+            f"gradient accumulation takes at least 1 micro-batch, not {train.grad_accum}"
+        )
+    chunks = train.loss.chunks
+    if chunks is not None:
+        if train.loss.kind != "chunked":
+            raise ExportError("loss chunks apply to the chunked loss")
+        tokens = shapes.batch * shapes.seq
+        if not 1 <= chunks <= tokens:
+            raise ExportError(
+                f"a chunked loss over {tokens} tokens takes 1 to {tokens} chunks, "
+                f"not {chunks}"
+            )
+
+
+def train_program(
+    model: nn.Module, shapes: Shapes, dtype: torch.dtype, train: TrainSpec
+) -> tuple[TrainStepFn, Signature]:
+    """The training step of `train` over `model` and its signature."""
+    param_items = list(model.named_parameters())
+    names = [n for n, _ in param_items]
+    param_specs = [(tuple(p.shape), p.dtype) for _, p in param_items]
+    rows = (shapes.batch, shapes.seq)
+    tokens = [
+        ((train.grad_accum, *rows) if train.grad_accum > 1 else rows, torch.int64)
+    ]
+    kind = train.optimizer.kind
+    states = train.state_names(names, master=dtype != torch.float32)
+    step = [((), torch.int64)] if kind == "adamw" else []
+    state_specs = [(shape, torch.float32) for shape, _ in param_specs] * (
+        len(states) // max(len(names), 1)
+    )
+    first = 2 + len(step)
+    results = {
+        "none": "loss, then d(loss)/d(param) for each parameter in argument order",
+        "sgd": "loss, then each parameter after its SGD update, in argument order",
+        "adamw": "loss, then each parameter after its AdamW update, then the "
+        "updated optimizer states ("
+        + ", ".join(dict.fromkeys(name.split(".", 1)[0] for name in states))
+        + "), in argument order",
+    }[kind]
+    sig = Signature(
+        "train_step",
+        ["tokens", "targets", *(["step"] if step else []), *names, *states],
+        tokens * 2 + step + param_specs + state_specs,
+        first,
+        first,
+        len(names),
+        results,
+        n_states=len(states),
+        updates=kind != "none",
+    )
+    return TrainStepFn(model, train), sig
+
+
 def program(
     model: nn.Module,
     cfg: ModelConfig,
@@ -510,15 +599,20 @@ def program(
     shapes: Shapes,
     dtype: torch.dtype,
     experts: ExpertsMode = "dense",
+    train: TrainSpec | None = None,
 ) -> tuple[Callable[..., Any], Signature]:
     """
     The traced function of `mode` and its signature (parameters of `model`;
-    the attention variant of `cfg`); with routed `experts`, the function
-    also returns the markers of `RoutedFn`.
+    the attention variant of `cfg`; the optimizer, micro-batches and loss of
+    a `train` step); with routed `experts`, the function also returns the
+    markers of `RoutedFn`.
     """
     if mode not in MODES:
         raise ExportError(f"unknown mode {mode!r} (known: {', '.join(MODES)})")
     check_experts(cfg, mode, experts)
+    check_train(mode, train, shapes)
+    if mode == "train":
+        return train_program(model, shapes, dtype, train or TrainSpec())
     fn, sig = _program(model, cfg, mode, shapes, dtype)
     sig = replace(
         sig,
@@ -576,17 +670,6 @@ def _program(
             "(one position each; the caller appends them)",
         )
         return DecodeFn(model, cfg.n_layers, shapes.kv_len), sig
-    if mode == "train":
-        sig = Signature(
-            "train_step",
-            ["tokens", "targets", *names],
-            tokens * 2 + param_specs,
-            2,
-            2,
-            len(names),
-            "loss, then d(loss)/d(param) for each parameter in argument order",
-        )
-        return TrainStepFn(model), sig
     if mode == "prefill":
         blocks = tuple(
             BlockTag(layer, kind, block)
@@ -624,13 +707,23 @@ def _unlowered_ops(text: str) -> list[str]:
     return sorted(set(_UNLOWERED.findall(text)))
 
 
-def lower(fn: Callable[..., Any], args: Sequence[Tensor], func_name: str) -> str:
-    """Trace `fn` on `args` (fake tensors) and import it as linalg-on-tensors."""
+def lower(
+    fn: Callable[..., Any],
+    args: Sequence[Tensor],
+    func_name: str,
+    embedding_chunks: int = 1,
+) -> str:
+    """
+    Trace `fn` on `args` (fake tensors) and import it as linalg-on-tensors
+    (the embedding's backward over `embedding_chunks` chunks of tokens).
+    """
     from torch.fx.experimental.proxy_tensor import make_fx
 
     try:
         gm = make_fx(
-            fn, tracing_mode="fake", decomposition_table=decomposition_table()
+            fn,
+            tracing_mode="fake",
+            decomposition_table=decomposition_table(embedding_chunks),
         )(*args)
     except ExportError:
         raise
@@ -668,7 +761,10 @@ def expert_attr(key: ExpertKey) -> str:
 
 
 def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
-    """Attach tier (and KV category and block, or expert) attributes to the arguments."""
+    """
+    Attach tier (and KV category and block, expert, or optimizer category)
+    attributes to the arguments.
+    """
     match = re.search(rf"func\.func @{sig.func_name}\((.*?)\) ->", text)
     if match is None:
         raise ExportError(f"signature of @{sig.func_name} not found")
@@ -683,6 +779,8 @@ def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
             if sig.kv_blocks:
                 attrs.append(block_attr(sig.kv_blocks[i - sig.first_kv]))
             tagged.append(f"{arg} {{{', '.join(attrs)}}}")
+        elif i >= sig.first_param + sig.n_params:
+            tagged.append(f"{arg} {{{OPTIMIZER_ATTR}, {tier_attr}}}")
         else:
             attrs = [tier_attr]
             if sig.param_experts and (key := sig.param_experts[i - sig.first_param]):
@@ -723,10 +821,13 @@ def tag_results(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     pool beside the cache arguments, so a plan writes it back (the caller
     receives the remote copy) instead of holding it in HBM at return.
     The markers of routed experts (`Signature.markers`, the last results)
-    are tagged `hyperoffload.route_marker` instead.
+    are tagged `hyperoffload.route_marker` instead. The updated parameters
+    and optimizer states of a training step with an optimizer
+    (`Signature.updates`) are tagged like their arguments: written back to
+    the pool where they live.
     """
     cache = sig.func_name in ("prefill", "decode")
-    if not cache and not sig.markers:
+    if not cache and not sig.markers and not sig.updates:
         return text
     match = re.search(rf"func\.func @{sig.func_name}\(.*?\) -> \((.*?)\) \{{", text)
     if match is None:
@@ -737,6 +838,8 @@ def tag_results(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     tagged = [results[0]]
     for i, result in enumerate(results[1:first_marker]):
         attrs = [tier_attr]
+        if sig.updates and i >= sig.n_params:
+            attrs.insert(0, OPTIMIZER_ATTR)
         if sig.result_blocks:
             attrs.append(block_attr(sig.result_blocks[i]))
         tagged.append(f"{result} {{{', '.join(attrs)}}}")
@@ -758,6 +861,7 @@ def export(
     tier: str = Tier.REMOTE,
     attention: AttentionSpec | None = None,
     experts: ExpertsMode = "dense",
+    train: TrainSpec | None = None,
 ) -> Exported:
     """
     Export `mode` of `cfg` on fake tensors, optionally cut to `n_layers` and
@@ -766,7 +870,10 @@ def export(
     and KV cache are tagged as living in `tier`. With routed `experts` (moe
     family; not train) each routed expert runs under an `scf.if` on whether
     any token chose it (`hyperoffload.frontend.route_experts`); the text is
-    then printed by xDSL.
+    then printed by xDSL. `train` (mode ``train``) sets the step's optimizer,
+    micro-batches and loss (`hyperoffload.frontend.train_step`); optimizer
+    states are tagged like the parameters, with `hyperoffload.category =
+    "optimizer"`.
     """
     if tier not in OFFLOAD_TIERS:
         raise ExportError(f"unknown tier {tier!r} (known: {', '.join(OFFLOAD_TIERS)})")
@@ -779,6 +886,7 @@ def export(
     check_attention(cfg.attention, mode)
     check_experts(cfg, mode, experts)
     shapes = shapes or Shapes()
+    check_train(mode, train, shapes)
     if cfg.family == "gpt":
         needed = shapes.kv_len + 1 if mode == "decode" else shapes.seq
         if needed > cfg.max_positions:
@@ -788,22 +896,33 @@ def export(
             )
     with torch.device("meta"):
         model = build_model(cfg).to(dtype)
-    fn, sig = program(model, cfg, mode, shapes, dtype, experts)
-    grad = mode == "train"
+    fn, sig = program(model, cfg, mode, shapes, dtype, experts, train)
+    grad = (
+        range(sig.first_param, sig.first_param + sig.n_params)
+        if mode == "train"
+        else range(0)
+    )
     with FakeTensorMode() as fake_mode:
         args = [
-            torch.empty(shape, dtype=dt, requires_grad=grad and i >= sig.first_param)
+            torch.empty(shape, dtype=dt, requires_grad=i in grad)
             if dt.is_floating_point
             else torch.zeros(shape, dtype=dt)
             for i, (shape, dt) in enumerate(sig.arg_specs)
         ]
     with fake_mode:
-        text = lower(fn, args, sig.func_name)
+        text = lower(fn, args, sig.func_name, _embedding_chunks(cfg, shapes, train))
     text = tag_function(tag_results(tag_args(text, sig, tier), sig, tier), sig)
     if sig.markers:
         text = route_experts_text(make_context(), text, f"<@{sig.func_name}>")
         sig = replace(sig, markers=())
     return Exported(text, sig, time.perf_counter() - start)
+
+
+def _embedding_chunks(cfg: ModelConfig, shapes: Shapes, train: TrainSpec | None) -> int:
+    """The chunks of the embedding's backward: the chunked loss's (else 1)."""
+    if train is None or train.loss.kind != "chunked":
+        return 1
+    return train.loss.chunk_count(shapes.batch * shapes.seq, cfg.vocab_size, cfg.hidden)
 
 
 def header(title: str, regen: str, sig: Signature, tier: str = Tier.REMOTE) -> str:

@@ -1,0 +1,156 @@
+"""
+The training step an export traces (`hyperoffload.frontend.torch_export`,
+mode ``train``): the loss of N micro-batches, their gradients accumulated,
+and the optimizer's update, as trainers run them.
+
+Arguments, in order (`TrainSpec.state_names` names the optimizer's):
+
+* ``tokens``, ``targets``: ``(batch, seq)`` int64, or ``(N, batch, seq)``
+  with ``grad_accum = N > 1`` (micro-batch i is ``tokens[i]``);
+* ``step`` (``adamw`` only): 0-d int64, the count of this update, 1 for the
+  first (AdamW's ``state["step"]`` after its increment); the bias
+  corrections ``1 - β^step`` are computed from it in the program; the
+  learning rate, betas, eps and weight decay are constants
+  (`OptimizerSpec`);
+* the parameters, in the model's order;
+* ``adamw``: with weights of a lower precision than float32, the float32
+  master weights (``master.NAME``); then ``exp_avg.NAME`` and
+  ``exp_avg_sq.NAME`` (float32). Float32 weights are their own master
+  weights: no copy.
+
+Results: ``(loss, *grads)`` (``none``); ``(loss, *params')`` (``sgd``,
+updated in the weights' dtype); ``(loss, *params', *master', *exp_avg',
+*exp_avg_sq')`` (``adamw``: the float32 master weights are updated, the
+weights are their rounding to the export dtype).
+
+The loss is the mean cross-entropy of each micro-batch (`losses`); with N
+micro-batches each micro-batch's loss is divided by N before its backward
+pass, the gradients are summed (in float32 under ``adamw`` with
+lower-precision weights, as master-weight trainers keep them; else in the
+weights' dtype) and the loss returned is the sum of the scaled losses, their
+mean.
+
+```python
+spec = TrainSpec(OptimizerSpec("adamw"), grad_accum=4, loss=LossSpec("chunked"))
+step = TrainStepFn(model, spec)
+loss, *updated = step(tokens, targets, count, *params, *exp_avg, *exp_avg_sq)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from hyperoffload.frontend.losses import fused_linear_cross_entropy
+from hyperoffload.frontend.models import head_weight
+from hyperoffload.frontend.optimizers import adamw_update, sgd_update
+from hyperoffload.frontend.training import TrainSpec
+
+
+class TrainStepFn:
+    """The training step of `spec` over the parameters of `model` (held, not registered)."""
+
+    def __init__(self, model: nn.Module, spec: TrainSpec | None = None) -> None:
+        self.model = model
+        self.spec = spec or TrainSpec()
+        self.names = [n for n, _ in model.named_parameters()]
+        self.head = self.names.index(head_weight(model))
+
+    def _call(self, params: Sequence[Tensor], tokens: Tensor, head: bool) -> Tensor:
+        params_dict = dict(zip(self.names, params, strict=True))
+        out = torch.func.functional_call(
+            self.model, params_dict, (tokens,), {"head": head}
+        )
+        return cast(tuple[Tensor, object], out)[0]
+
+    def loss_and_grads(
+        self, tokens: Tensor, targets: Tensor, params: Sequence[Tensor], parts: int
+    ) -> tuple[Tensor, list[Tensor]]:
+        """One micro-batch: its loss and the gradients of ``loss / parts``."""
+        loss_spec = self.spec.loss
+        if loss_spec.kind == "full":
+            logits = self._call(params, tokens, head=True)
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+            )
+            scaled = loss if parts == 1 else loss / parts
+            return loss, list(torch.autograd.grad(scaled, params))
+        h = self._call(params, tokens, head=False)
+        flat = h.reshape(-1, h.shape[-1])
+        w = params[self.head]
+        chunks = loss_spec.chunk_count(flat.shape[0], w.shape[0], w.shape[1])
+        loss, dh, dw = fused_linear_cross_entropy(
+            flat, w, targets.reshape(-1), chunks, parts
+        )
+        body = [p for i, p in enumerate(params) if i != self.head]
+        grads = list(torch.autograd.grad(h, body, dh.reshape(h.shape)))
+        grads.insert(self.head, dw)
+        return loss, grads
+
+    def gradients(
+        self, tokens: Tensor, targets: Tensor, params: Sequence[Tensor], wide: bool
+    ) -> tuple[Tensor, list[Tensor]]:
+        """
+        The loss and the gradients over the micro-batches (summed in float32
+        if `wide`).
+        """
+        n = self.spec.grad_accum
+        if n == 1:
+            loss, grads = self.loss_and_grads(tokens, targets, params, 1)
+            return loss, [g.to(torch.float32) for g in grads] if wide else grads
+        total: Tensor | None = None
+        summed: list[Tensor] = []
+        for i in range(n):
+            loss, grads = self.loss_and_grads(tokens[i], targets[i], params, n)
+            if wide:
+                grads = [g.to(torch.float32) for g in grads]
+            share = loss / n
+            total = share if total is None else total + share
+            summed = (
+                grads
+                if not summed
+                else [a + g for a, g in zip(summed, grads, strict=True)]
+            )
+        assert total is not None
+        return total, summed
+
+    def __call__(
+        self, tokens: Tensor, targets: Tensor, *rest: Tensor
+    ) -> tuple[Tensor, ...]:
+        optimizer = self.spec.optimizer
+        n = len(self.names)
+        step = rest[0] if optimizer.kind == "adamw" else None
+        args = rest[1:] if step is not None else rest
+        params, states = args[:n], args[n:]
+        master = optimizer.kind == "adamw" and len(states) == 3 * n
+        loss, grads = self.gradients(tokens, targets, params, wide=master)
+        if optimizer.kind == "none":
+            return (loss, *grads)
+        with torch.no_grad():
+            if optimizer.kind == "sgd":
+                updated = [
+                    sgd_update(p, g, optimizer)
+                    for p, g in zip(params, grads, strict=True)
+                ]
+                return (loss, *updated)
+            assert step is not None
+            weights = states[:n] if master else params
+            m, v = states[-2 * n : -n], states[-n:]
+            new = [
+                adamw_update(w, g, m_i, v_i, step, optimizer)
+                for w, g, m_i, v_i in zip(weights, grads, m, v, strict=True)
+            ]
+            new_weights = [w for w, _, _ in new]
+            results = [loss]
+            if master:
+                results += [
+                    w.to(p.dtype) for w, p in zip(new_weights, params, strict=True)
+                ]
+            results += new_weights
+            results += [m_i for _, m_i, _ in new] + [v_i for _, _, v_i in new]
+            return tuple(results)

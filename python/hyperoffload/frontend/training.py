@@ -1,0 +1,151 @@
+"""
+What an exported training step does beyond the forward and backward passes,
+as plain data (no torch needed): the optimizer and its hyperparameters, the
+loss and its chunks of tokens, the micro-batches of one step. The step
+itself is `hyperoffload.frontend.train_step`.
+
+```python
+spec = TrainSpec(OptimizerSpec("adamw"), grad_accum=4, loss=LossSpec("chunked"))
+spec.state_names(["w"], master=True)  # ['master.w', 'exp_avg.w', 'exp_avg_sq.w']
+```
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+OptimizerKind = Literal["none", "sgd", "adamw"]
+OPTIMIZERS: tuple[OptimizerKind, ...] = ("none", "sgd", "adamw")
+"""
+What a training step does with its gradients: ``none`` returns them, ``sgd``
+and ``adamw`` consume them in an update of the weights they return.
+"""
+
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """
+    The optimizer of a training step and its hyperparameters (PyTorch's
+    defaults for `torch.optim.AdamW`; `sgd` reads only `lr`: plain SGD
+    without momentum, dampening or weight decay). They are constants of the
+    exported program; the step count is an argument (`adamw_update`).
+
+    >>> OptimizerSpec("adamw").betas
+    (0.9, 0.999)
+    """
+
+    kind: OptimizerKind = "none"
+    lr: float = 1e-3
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 1e-2
+
+    def describe(self) -> str:
+        """
+        One line for a program's header.
+
+        >>> OptimizerSpec("sgd", lr=0.5).describe()
+        'sgd (lr 0.5)'
+        """
+        if self.kind == "sgd":
+            return f"sgd (lr {self.lr:g})"
+        if self.kind == "adamw":
+            b1, b2 = self.betas
+            return (
+                f"adamw (lr {self.lr:g}, betas {b1:g} {b2:g}, eps {self.eps:g}, "
+                f"weight decay {self.weight_decay:g})"
+            )
+        return "none"
+
+
+LossKind = Literal["full", "chunked"]
+LOSSES: tuple[LossKind, ...] = ("full", "chunked")
+IGNORE_INDEX = -100
+"""Targets that count for nothing (`F.cross_entropy`'s default ignore_index)."""
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    """
+    How a training step computes its loss; `chunks` is the number of chunks
+    of tokens of a ``chunked`` loss (None: `default_chunks`).
+
+    >>> LossSpec("chunked", 8).describe(tokens=16, vocab=128, hidden=64)
+    'chunked loss (8 chunks of 2 tokens)'
+    """
+
+    kind: LossKind = "full"
+    chunks: int | None = None
+
+    def chunk_count(self, tokens: int, vocab: int, hidden: int) -> int:
+        """Chunks of a ``chunked`` loss over `tokens` tokens (1: ``full``)."""
+        if self.kind == "full":
+            return 1
+        if self.chunks is not None:
+            return self.chunks
+        return default_chunks(tokens, vocab, hidden)
+
+    def describe(self, tokens: int, vocab: int, hidden: int) -> str:
+        """One line for a program's header."""
+        if self.kind == "full":
+            return "full loss"
+        chunks = self.chunk_count(tokens, vocab, hidden)
+        return f"chunked loss ({chunks} chunks of {math.ceil(tokens / chunks)} tokens)"
+
+
+def default_chunks(tokens: int, vocab: int, hidden: int) -> int:
+    """
+    Liger's choice: chunks of the power of two at or above
+    ``tokens / ceil(vocab / hidden)`` tokens, so a chunk's logits hold about
+    as many elements as the hidden states of all tokens.
+
+    >>> default_chunks(16384, 128256, 4096)  # LLaMA-3-8B, 2 x 8192 tokens
+    32
+    """
+    factor = math.ceil(vocab / hidden)
+    size = 1 << max(math.ceil(tokens / factor) - 1, 0).bit_length()
+    return math.ceil(tokens / size)
+
+
+def chunk_rows(tokens: int, chunks: int) -> list[range]:
+    """
+    The rows of each chunk: `chunks` runs of ``ceil(tokens / chunks)`` rows,
+    the last one shorter (or fewer chunks if the rows run out).
+
+    >>> chunk_rows(10, 4)
+    [range(0, 3), range(3, 6), range(6, 9), range(9, 10)]
+    """
+    size = math.ceil(tokens / chunks)
+    return [range(start, min(start + size, tokens)) for start in range(0, tokens, size)]
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """
+    What a training step does beyond the forward pass: the optimizer, the
+    micro-batches of one step and the loss.
+
+    >>> TrainSpec(OptimizerSpec("adamw")).state_names(["w"], master=True)
+    ['master.w', 'exp_avg.w', 'exp_avg_sq.w']
+    """
+
+    optimizer: OptimizerSpec = field(default_factory=OptimizerSpec)
+    grad_accum: int = 1
+    loss: LossSpec = field(default_factory=LossSpec)
+
+    @property
+    def is_default(self) -> bool:
+        """Today's step: no optimizer, one micro-batch, the full loss."""
+        return self == TrainSpec()
+
+    def state_names(self, names: Sequence[str], master: bool) -> list[str]:
+        """The optimizer-state arguments after the parameters `names`."""
+        if self.optimizer.kind != "adamw":
+            return []
+        kinds = (
+            ["master", "exp_avg", "exp_avg_sq"] if master else ["exp_avg", "exp_avg_sq"]
+        )
+        return [f"{kind}.{name}" for kind in kinds for name in names]
