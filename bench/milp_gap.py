@@ -146,6 +146,8 @@ class Row:
     heuristic_within: bool = True
     lp_bound: int = 0
     """`hyperoffload.analysis.link_bound` at the same slowdown."""
+    limit: float = 0.0
+    """The slowdown limit."""
     note: str = ""
 
     @property
@@ -186,6 +188,7 @@ def compare(
         None,
         heuristic_within=heuristic_slowdown <= slowdown + 1e-9,
         lp_bound=link_lower_bound(graph, hardware, slowdown).bytes,
+        limit=slowdown,
     )
     try:
         row.milp = plan_milp(
@@ -264,11 +267,9 @@ def table(rows: list[Row]) -> str:
             continue
         whose = "MILP" if m.source == "milp" else "heuristic's"
         ratio = f"{r.excess:+.1%}" if r.proven else ""
-        bound, gap = (
-            (format_bytes(m.bound_bytes), f"{m.gap:.2%}")
-            if m.bound_bytes
-            else ("none", "")
-        )
+        within = m.slowdown <= r.limit + 1e-9
+        bound = format_bytes(m.bound_bytes) if m.bound_bytes else "none"
+        gap = f"{m.gap:.2%}" if m.bound_bytes and within else ""
         lines.append(
             f"| {r.name} | {r.steps} | {format_bytes(r.unplanned_peak)} "
             f"| {heuristic} "

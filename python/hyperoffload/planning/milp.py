@@ -1,22 +1,27 @@
 """
 The exact reference: offload (and recomputation) planning as a
-mixed-integer linear program,
-solved with HiGHS (`highspy`, the `milp` extra), for programs of up to a few
-hundred compute steps (`solver=milp` on `hyperoffload-insert` and
-`hyperoffload-pipeline`; `bench/milp_gap.py` measures the heuristic against
-it).
+mixed-integer linear program, solved with HiGHS (`highspy`, the `milp`
+extra), for programs of up to a few hundred compute steps (`solver=milp` on
+`hyperoffload-insert` and `hyperoffload-pipeline`; `bench/milp_gap.py`
+measures the heuristic against it).
 
-It chooses from what the heuristic planner chooses from
-(`hyperoffload.planning.planner.offload_choices`): the plans the rules
-require (tagged arguments fetched per cluster of uses, written-back results)
-and the optional candidates (an activation or untagged argument out of HBM
-over one idle gap, by a store and a fetch or, with `recompute`, by computing
-it again; with `place_arguments`, a tagged argument left in its tier). It
-decides which candidates to take and, for every gap taken, before which
-compute step its fetch is issued, so as to minimise the peak of the
-memory timeline subject to the exposed transfer time; its answer is a `Plan`
-that `plan_schedule` and `simulate` judge exactly as they judge the
-heuristic's.
+It chooses from every candidate the heuristic planner ranks
+(`hyperoffload.planning.planner.offload_choices`, all of them, not the
+prefix the heuristic keeps): the plans the rules require (tagged arguments
+fetched per cluster of uses, written-back results) and the optional
+candidates (an activation or untagged argument out of HBM over one idle
+gap, by a store and a fetch, its copy in any tier of `PlanOptions.tiers` the
+hardware has, or, with `recompute`, by computing it again; with
+`place_arguments`, a tagged argument left in its tier). It decides which
+candidates to take and, for every gap taken, before which compute step its
+fetch is issued, so as to minimise the peak of the memory timeline subject
+to the exposed transfer time; its answer is a `Plan` that `plan_schedule`
+and `simulate` judge exactly as they judge the heuristic's.
+
+Never worse than its start: `plan_milp` judges the start plan it is given
+(the heuristic's) and every plan it solves for in the simulator, and returns
+the best (within the slowdown, then the least `max(peak, target)`, then the
+least makespan). The planning loop does the same with whole trials.
 
 Time is discretised at compute steps: positions 0..K-1 are the compute steps
 (the ops with a compute step, in order) and K the end of the function. Slot
@@ -24,28 +29,47 @@ Time is discretised at compute steps: positions 0..K-1 are the compute steps
 `j` (a variable, `e_j`) followed by compute step `j` (its fixed time).
 
 Variables (a gap `i` of a choice `g`, of a value `v`):
-- `x_g` binary: the choice is taken (fixed to 1 for a required plan);
+- `x_g` binary: the choice is taken (fixed to 1 for a required plan); the
+  copies of one candidate in several tiers are several choices, and a value
+  is stored in one tier at most;
 - `S_ij` binary, non-decreasing in `j`, `S_i,b = x_g` at the use `b`: the
   fetch has been issued by position `j` (issued at the first `j` with 1);
 - `st_v` binary: the value is stored (after its producer; once, whatever
   the number of its gaps), `D_vj` binary, non-decreasing: the store is
-  complete before position `j` starts;
+  complete before compute step `j` starts;
 - `w_ij` in [0, 1]: the value is out of HBM at position `j` of its gap:
   `w_ij <= x_g - S_ij` and, for a stored value, `w_ij <= D_vj` (the copy is
   freed once the store completes; `x_g - S_ij` for a copy that exists, a
   tagged argument's); a tagged argument is also out after its last use;
 - `u` >= 0: link time each transfer uses in each slot of its direction, at
   most the slot's length, only once it is issued (`S_ij`; after the
-  producer for a store, which runs in compute slots only: the compute stream
-  never waits for a store) and, for a fetch, once its store is complete
-  (`D_vj`); a fetch's `u` add up to its transfer time by its use (it
-  completes before its use), a store's to its transfer time;
+  producer for a store) and, for a fetch, once its store is complete (`D`
+  before the stall, `D` of the next step within the step); a fetch's `u`
+  add up to its transfer time by its use (it completes before its use), a
+  store's to its transfer time;
 - `e_j` >= 0 the stall before position `j` (`E`: their sum), `P` the peak.
 
 Constraints: per slot and link direction, the transfers' `u` fit in the
-slot (transfers on one direction do not overlap in time); the live bytes of
-the unplanned timeline less the bytes out of HBM are at most `P` at every
-position; `E <= max_slowdown x compute time` when a slowdown is given.
+slot (transfers on one direction do not overlap in time); where a link's
+`duplex_efficiency` is below 1, both directions together fit in
+`max(1, 2 x efficiency)` of the slot; the live bytes of the unplanned
+timeline less the bytes out of HBM are at most `P` at every position (the
+simulator's peak is taken at allocations, which happen at step starts and at
+fetches, so this is its memory at every event); `E` plus recomputation time
+at most `max_slowdown x compute time` when a slowdown is given.
+
+Two models, one to plan and one to bound. In the planning model stores run
+in compute slots only: a stall is a variable the model may place before any
+step, where the simulator stalls only to wait for a fetch, and a stall
+placed for nothing must not finish a store early (and free its copy). The
+relaxed model lets stores run in stalls too, and asks that a stall hold
+transfers all along: every plan of the model's form within the slowdown,
+as the simulator runs it, is a solution of it (transfers fluid, any order,
+the latency inside each transfer's time), so its bound is a lower bound on
+the peak of every such plan. With a slowdown the LP bound that counts the
+link (`hyperoffload.analysis.link_bound`), valid for every plan within it,
+is taken where higher. A plan is `proven` optimal where its simulated
+`max(peak, target)` meets that bound.
 
 Objective, in two solves: first the least `max(P, target)` (with a target of
 0: the least peak within the slowdown; `P` is a whole number of granules when
@@ -53,33 +77,13 @@ every size is a multiple of one, which tightens the bound); then, with `P`
 held there, the least exposure plus a thousandth of the transfer time (no
 move that does not pay). The first solve starts from a given plan (the
 heuristic's, where it fits the model; else from the required gaps alone,
-each fetched as early as it may be). Within the time limit the first solve
-gets two thirds of the time and the second the rest, but no longer than the
-first took (the rest is for repair rounds, below), HiGHS interrupted at the
-deadline; the MIP gap reported is the first solve's, on the peak.
-
-What the model simplifies, each a reason the simulator judges its plan:
-- transfers are fluid: a transfer may take its link time in pieces spread
-  over several slots, interleaved with others; the simulator's copy streams
-  run whole transfers first come, first served (the plan issues the fetches
-  of one step in the order of their uses, and where the simulator still
-  finds the plan slower than the limit, the exposure budget is cut and the
-  MILP solved again: `MilpOptions.repair_rounds`);
-- a link's `duplex_efficiency` is ignored (each direction at full rate);
-- memory is the timeline at each compute step (the live bytes while it
-  runs), not the continuous occupancy: a free waiting for its store is
-  modelled by `D_vj` at step starts only;
-- a stall is a variable the model may place before any step, where the
-  simulator stalls only to wait for a fetch; so that a stall placed for
-  nothing cannot finish a store early (and free its copy), stores take no
-  stall time, which errs the other way where a real stall would have let a
-  store finish sooner;
-- the store of a value runs once, after its producer, as the planner's
-  schedules do; the fetch windows are the planner's: after the use before
-  the gap, before the use after it.
-All but the store rule are relaxations of what the simulator runs, so the
-bound is a lower bound on the peak of any plan of this form within the
-slowdown, up to stores finishing during stalls.
+each fetched as early as it may be). The planning model gets half the time
+limit (two thirds of a round's time to the first solve, the second no
+longer than the first took, the rest for repair rounds: where the simulator
+finds a plan slower than the limit, the exposure budget is cut and the MILP
+solved again, `MilpOptions.repair_rounds`); the relaxed model the rest, its
+first solve only, started from the best plan so far. HiGHS is interrupted
+at the deadline.
 
 Recomputation (with `recompute`, as the planner's candidates): a binary
 `r` per candidate gap takes the value out of HBM from after the use before
@@ -90,7 +94,7 @@ they run is not in the model (the simulator judges it).
 
 ```python
 result = plan_milp(graph, hardware, PlanOptions(target=0), MilpOptions(max_slowdown=0.05))
-result.plan, result.gap, result.status  # a Plan for plan_schedule/simulate, the MIP gap
+result.plan, result.proven, result.bound_bytes  # a Plan, judged by the simulator
 ```
 """
 
@@ -162,11 +166,11 @@ class MilpResult:
     """The plan, its `peak_after` simulated as the heuristic's is."""
     status: str
     """
-    `optimal` (`proven`), `model optimal` (the model's optimum is proven, but
-    the plan returned does not meet its bound in the simulator), `repaired`
-    (the model's plan was too slow in the simulator: later solves had less
-    exposure), `no model plan` (the model found none: the start plan is
-    returned), or the first solve's: `time limit`, ...
+    `optimal` (`proven`); `none within the limit` (no plan found, the start
+    plan included, runs within the slowdown in the simulator);
+    `relaxation below` (the relaxed model's optimum, its bound, lies below
+    every plan found: a plan of its fluid link the simulator does not run);
+    or the bound's solve's (`time limit`, ...).
     """
     peak_bytes: int
     """The live peak of the plan in the model (the simulated one for the start plan)."""
@@ -620,7 +624,9 @@ class _Builder:
 
     def capacity_rows(self) -> None:
         """
-        Per slot and direction, the transfers fit; on a link whose
+        Per slot and direction, the transfers fit; in the relaxed model, a
+        stall holds transfers for all its length (the compute stream waits
+        for a fetch, itself in its stream or waiting for its store); on a link whose
         `duplex_efficiency` is below 1, both directions together fit in
         `max(1, 2 x efficiency)` of the slot (while both run, each moves at
         that efficiency: a relaxation of the simulator's rule).
@@ -633,6 +639,15 @@ class _Builder:
                     self.model.at_most([*stalls, (self.stall[j], -1.0)], 0.0)
                 if computes:
                     self.model.at_most(computes, self.slot_time(j))
+        if self.relaxed:  # a stall waits for a transfer: one runs all along
+            for j in range(self.K + 1):
+                moving = [
+                    (u, -1.0)
+                    for slots in self.slots.values()
+                    for u, stall in slots[j]
+                    if stall
+                ]
+                self.model.at_most([(self.stall[j], 1.0), *moving], 0.0)
         for tier in {tier for tier, _ in self.slots}:
             share = max(1.0, 2 * self.hw.link(tier).duplex_efficiency)
             to, back = self.slots.get((tier, True)), self.slots.get((tier, False))
@@ -1033,7 +1048,6 @@ def plan_milp(
     builder.build()
     judge = _Judge(graph, hardware, options, milp.max_slowdown)
     budget = milp.max_slowdown
-    first: _Solved | None = None
     kept: _Judged | None = None
     rounds = 0
     while True:
@@ -1049,7 +1063,6 @@ def plan_milp(
             elif solved.status == "infeasible" and milp.max_slowdown is not None:
                 why = f"no plan within a slowdown of {milp.max_slowdown:.2%}"
             raise PlanError(f"solver=milp: @{name}: {why} ({seconds:.2f} s)")
-        first = first or solved
         plan, exposed = builder.plan(solved.values)
         judged = judge(plan, exposed, solved.live, "milp")
         if kept is None or judged.rank < kept.rank:
@@ -1079,10 +1092,6 @@ def plan_milp(
         if judged.rank < kept.rank:
             kept = judged
     objective = max(kept.plan.peak_after, builder.floor_bytes())  # max(peak, target)
-    if first is None:  # the planning model found nothing
-        status = "no model plan"
-    else:
-        status = "repaired" if rounds > 1 else first.status
     bound = relaxed.bytes_of(bounded.bound, up=True) if bounded.values else 0
     if milp.max_slowdown is not None:  # the LP bound holds for every plan too
         link = link_lower_bound(graph, hardware, milp.max_slowdown)
@@ -1090,8 +1099,12 @@ def plan_milp(
     proven = kept.within and objective == bound
     if proven:
         status = "optimal"
+    elif not kept.within:
+        status = "none within the limit"
     elif bounded.status == "optimal":
-        status = "model optimal"
+        status = "relaxation below"  # its optimum is a plan the simulator does not run
+    else:
+        status = bounded.status  # `time limit`, ...
     gap = (objective - bound) / objective if objective > 0 else 0.0
     return MilpResult(
         kept.plan,
