@@ -9,9 +9,11 @@ before its first consumer; a `store` goes right after its producer; a
 `tensor.collapse_shape` shares its buffer). Prefetches are placed by
 `hyperoffload.planning.placement`: just in time for their consumer on the link's copy
 stream, never raising the memory timeline past the target. Only offload ops
-move; compute ops keep their order. If the result would expose more transfer
-time than the input, or pass a target the input met, the input order stays
-(one simulation of each, not one per candidate).
+move; compute ops keep their order. If the result would cost more than the
+input (`alpha * T_exposed + beta * M_peak`, each term relative to the
+input's: `hyperoffload.planning.placement.keeps`), or pass a target the input
+met while memory has a weight, the input order stays (one simulation of
+each, not one per candidate).
 
 ```mlir
 %w_1 = hyperoffload.prefetch %w : ...   // one op ahead, after insertion
@@ -42,6 +44,7 @@ from hyperoffload.planning.arrange import Skeleton, offload_positions, reorder, 
 from hyperoffload.planning.placement import (
     MoveOptions,
     PrefetchWindow,
+    keeps,
     place_prefetches,
 )
 from hyperoffload.sim.compression import transfer_time
@@ -115,8 +118,5 @@ def move_window(function: FuncOp, hardware: Hardware, options: MoveOptions) -> N
     before = simulate(extract_schedule(function, costs), hardware, None, record=False)
     reorder(skeleton, positions)
     after = simulate(extract_schedule(function, costs), hardware, None, record=False)
-    met_before = before.peak_hbm_bytes <= target
-    if after.exposed_transfer_s > before.exposed_transfer_s * (1 + 1e-9) + 1e-12 or (
-        met_before and after.peak_hbm_bytes > target
-    ):
+    if not keeps(before, after, target, options):
         restore(block, skeleton.body)  # keep the input order

@@ -62,7 +62,7 @@ class InsertOptions(LayoutOptions):
     categories: tuple[Category, ...] = CATEGORIES
     """What may move: `params`, `activations`, `optimizer`, `kv`."""
     prefetch_distance: int = 1
-    """Ops between a fetch and the use it serves, at insertion."""
+    """Ops between a fetch and the use it serves, at insertion (the pipeline: at least)."""
     detach: Literal["eager", "lazy"] = "eager"
     """Detach after the use before a gap, or right before the fetch."""
     place_arguments: bool = False
@@ -154,9 +154,15 @@ class InsertOptions(LayoutOptions):
 @dataclass(frozen=True)
 class MoveWindowOptions(HardwareOptions):
     alpha: int | float = 1.0
-    """Weight of exposed transfer time (0: every prefetch right before its user)."""
+    """
+    Weight of exposed transfer time, relative to the compute time (0: every
+    prefetch right before its user, or `prefetch-distance` ops ahead in the pipeline).
+    """
     beta: int | float = 1.0
-    """Weight of peak memory (0: every prefetch as early as its window allows)."""
+    """
+    Weight of peak memory, relative to the input's peak (0: the least exposure,
+    even above the target).
+    """
     max_inflight: int = 8
     """Prefetches in flight at once."""
 

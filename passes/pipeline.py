@@ -50,9 +50,11 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
     ) -> LoopOptions:
         """
         As `hyperoffload-insert`'s, with fetches moved (the move-window
-        options) and, within a slowdown, recomputations up to it tried first.
+        options; each at least `prefetch-distance` ops before its use) and,
+        within a slowdown, recomputations up to it tried first.
         """
-        options = super().loop_options(capacity, move or self.move_options())
+        placement = replace(self.move_options(), distance=self.prefetch_distance)
+        options = super().loop_options(capacity, move or placement)
         if self.max_slowdown is None:
             return options
         plan = replace(options.plan, recompute_budget=float(self.max_slowdown))
@@ -82,7 +84,9 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
                 if (
                     loop.graph.has_offload_ops
                 ):  # unseen by the graph: move all on the IR
-                    move_window(loop.function, hardware, self.move_options())
+                    move = options.move
+                    assert move is not None
+                    move_window(loop.function, hardware, move)
                 if self.max_slowdown is None:  # a search reports its own answer
                     warn_if_unmet(self.name, loop, trial)
                 remark_written(self.name, loop)

@@ -5,6 +5,7 @@
 // a4 9.216, a5 11.264, r 13.312 us.
 // RUN: hyperoffload-opt %s -p 'hyperoffload-move-window{hardware="%inputs/round.toml"}' | filecheck %s
 // RUN: hyperoffload-opt %s -p 'hyperoffload-move-window{hardware="%inputs/round.toml" hbm-capacity=4096}' | filecheck %s --check-prefix=TARGET
+// RUN: hyperoffload-opt %s -p 'hyperoffload-move-window{hardware="%inputs/round.toml" beta=0}' | filecheck %s --check-prefix=LEAST
 // RUN: hyperoffload-opt %s -p 'hyperoffload-move-window{hardware="%inputs/round.toml"}' | hyperoffload-sim /dev/stdin --hardware %inputs/round.toml --json | filecheck %s --check-prefix=SIM
 // RUN: hyperoffload-opt %s -p 'hyperoffload-move-window{hardware="%inputs/round.toml" hbm-capacity=4096}' | hyperoffload-sim /dev/stdin --hardware %inputs/round.toml --hbm-capacity 4096 --json | filecheck %s --check-prefix=SIMTARGET
 
@@ -54,15 +55,25 @@ func.func @f(%x: tensor<256xf32>, %w: !hyperoffload.remote<tensor<256xf32>>) -> 
 
 // A prefetch never moves above the store whose copy it reads: the fetch of
 // %h would need 10.24 us before %d, more than the compute after the store.
+// With memory weighed (the default), moving it up to the store hides no
+// more (the copy exists only once the store ends) and would raise the peak
+// to 5120 B: the input order stays. With beta=0 (least exposure, memory
+// carries no weight) it moves up as far as its window allows: right after
+// the store.
 // CHECK-LABEL: func.func @g
 // CHECK-NEXT:    %h = arith.addf %x, %x
 // CHECK-NEXT:    %hs = hyperoffload.store %h
-// CHECK-NEXT:    %hd = hyperoffload.prefetch %hs
 // CHECK-NEXT:    %b = arith.mulf %h, %h
 // CHECK-NEXT:    hyperoffload.detach %h
 // CHECK-NEXT:    %c = arith.mulf %b, %b
+// CHECK-NEXT:    %hd = hyperoffload.prefetch %hs
 // CHECK-NEXT:    %d = arith.mulf %c, %hd
 // CHECK-NEXT:    func.return %d
+// LEAST-LABEL: func.func @g
+// LEAST-NEXT:    %h = arith.addf %x, %x
+// LEAST-NEXT:    %hs = hyperoffload.store %h
+// LEAST-NEXT:    %hd = hyperoffload.prefetch %hs
+// LEAST-NEXT:    %b = arith.mulf %h, %h
 func.func @g(%x: tensor<256xf32>) -> tensor<256xf32> {
   %h = arith.addf %x, %x : tensor<256xf32>
   %hs = hyperoffload.store %h : tensor<256xf32> -> !hyperoffload.remote<tensor<256xf32>>

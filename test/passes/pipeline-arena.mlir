@@ -18,7 +18,9 @@
 // CHECK:         hyperoffload.store
 // CHECK:         hyperoffload.prefetch
 // CHECK:         func.return
-// AFTER: // layout of @f: arena 15360 B, live peak {{[0-9]+}} B
+// (Its placements judged by `alpha * T_exposed + beta * M_peak`, the plan
+// written peaks at 14336 B, +134%; judged by exposure alone, 15360 B, +149%.)
+// AFTER: // layout of @f: arena 14336 B, live peak {{[0-9]+}} B
 
 func.func @f(%a256: tensor<256xf32>, %a512: tensor<512xf32>, %a768: tensor<768xf32>) -> (tensor<256xf32>, tensor<512xf32>, tensor<768xf32>) {
   %v0 = arith.addf %a256, %a256 : tensor<256xf32>

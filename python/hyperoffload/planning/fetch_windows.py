@@ -6,9 +6,10 @@ graph's op times and the memory timeline of the plan's schedule.
 A fetch may start once the copy it reads exists (after the producer for a
 stored value, at entry for an argument) and no earlier than the use before
 its gap (the copy it replaces is still resident until then), and must end
-before the use after the gap. If the placed plan exposes more transfer time
-than the plan as inserted, or passes a target that one met, the inserted
-positions stay (two simulations, not one per candidate).
+before the use after the gap. If the placed plan costs more than the plan as
+inserted (`alpha * T_exposed + beta * M_peak`: `placement.keeps`), or passes
+a target that one met while memory has a weight, the inserted positions stay
+(two simulations, not one per candidate).
 
 ```python
 placed = place_fetches(graph, plan, hardware, target, MoveOptions())
@@ -27,6 +28,7 @@ from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
 from hyperoffload.planning.placement import (
     MoveOptions,
     PrefetchWindow,
+    keeps,
     place_prefetches,
 )
 from hyperoffload.planning.planner import Plan, ValuePlan, plan_schedule
@@ -108,9 +110,6 @@ def place_fetches(
     moved_plan = _with_fetches(plan, positions)
     moved_schedule = plan_schedule(graph, moved_plan, hardware, prefetch_distance)
     after = simulate(moved_schedule, hardware, None, record=False)
-    met_before = target is None or before.peak_hbm_bytes <= target
-    if after.exposed_transfer_s > before.exposed_transfer_s * (1 + 1e-9) + 1e-12 or (
-        met_before and target is not None and after.peak_hbm_bytes > target
-    ):
+    if not keeps(before, after, target, options):
         return inserted
     return PlacedPlan(moved_plan, moved_schedule, after, moved=True)

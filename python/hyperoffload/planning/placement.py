@@ -6,18 +6,26 @@ the program per candidate.
 Positions are indices into the *skeleton*: the function's top-level ops that
 are not offload ops. A prefetch issued "before skeleton op f" starts at the
 compute time `start[f]`; its transfer must end by the start of its first
-user `u`. With `alpha > 0` (exposed time matters) each prefetch is placed
-just in time: as late as the link allows it to finish by `start[u]`, after
-the transfers queued behind it on the same copy stream are accounted for
-(the streams are first come, first served, so a backward pass in deadline
-order gives every transfer the latest slot that still hides it). With
-`beta > 0` a prefetch is never placed so early that the memory timeline
-would pass the target; with `alpha == 0` it goes right before its user
-(least memory); with `beta == 0` as early as its window allows (least
-exposure). At most `max_inflight` prefetches are in flight at once.
+user `u`. Each prefetch is placed just in time: as late as the link allows
+it to finish by `start[u]`, after the transfers queued behind it on the same
+copy stream are accounted for (the streams are first come, first served, so
+a backward pass in deadline order gives every transfer the latest slot that
+still hides it: the least exposure). It is issued at least `distance` ops
+before `u` (the pipeline's `prefetch-distance`). With `beta > 0` a prefetch
+is never placed so early that the memory timeline would pass the target
+(that wins over `distance`); with `alpha == 0` (exposure carries no weight)
+it goes `distance` ops before its user, the least memory. At most
+`max_inflight` prefetches are in flight at once.
+
+The objective is the seeds' `C = alpha * T_exposed + beta * M_peak`, each
+term relative to the input (`placement_cost`: exposed time over the
+compute time, peak over the input's peak); `keeps` decides between a
+placement and the input order with it: the cheaper is kept, and a target
+the input met stays met unless `beta == 0`.
 
 ```python
-placement = place_prefetches(windows, start, live, target, link_time, options)
+placement = place_prefetches(windows, start, live, target, options)
+keeps(before, after, target, options)   # simulations of the input and the placement
 ```
 """
 
@@ -27,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from hyperoffload.sim.simulator import SimResult
 
 _EPSILON_S = 1e-12
 """Slack for float sums of op times when matching a start time to an op boundary."""
@@ -49,8 +59,43 @@ class PrefetchWindow:
 @dataclass(frozen=True)
 class MoveOptions:
     alpha: float = 1.0
+    """Weight of exposed transfer time (0: each prefetch `distance` ops before its user)."""
     beta: float = 1.0
+    """Weight of peak memory (0: the least exposure, whatever the target)."""
     max_inflight: int = 8
+    distance: int = 0
+    """Ops at least between a prefetch and its first user (unless the target forbids)."""
+
+
+def placement_cost(
+    result: SimResult, reference: SimResult, options: MoveOptions
+) -> float:
+    """
+    `alpha * T_exposed + beta * M_peak` of `result`, each term relative to
+    `reference` (the input): exposed time over its compute time, peak over
+    its peak.
+    """
+    exposed = result.exposed_transfer_s / max(reference.compute_s, 1e-30)
+    peak = result.peak_hbm_bytes / max(reference.peak_hbm_bytes, 1)
+    return options.alpha * exposed + options.beta * peak
+
+
+def keeps(
+    before: SimResult, after: SimResult, target: int | None, options: MoveOptions
+) -> bool:
+    """
+    Whether the placement simulated as `after` is kept over the input order
+    (`before`): it costs no more (`placement_cost`), and it stays within a
+    target the input met unless memory carries no weight (`beta == 0`).
+    """
+    if (
+        options.beta > 0
+        and target is not None
+        and before.peak_hbm_bytes <= target < after.peak_hbm_bytes
+    ):
+        return False
+    cost = placement_cost(after, before, options)
+    return cost <= placement_cost(before, before, options) * (1 + 1e-9) + 1e-12
 
 
 def place_prefetches(
@@ -91,20 +136,22 @@ def place_prefetches(
 def _just_in_time(
     windows: list[PrefetchWindow], start: npt.NDArray[np.float64], options: MoveOptions
 ) -> list[int]:
+    """Each prefetch's position just in time, at least `distance` ops ahead."""
+    ahead = [max(w.earliest, w.latest - options.distance) for w in windows]
     if options.alpha == 0:
-        return [w.latest for w in windows]
-    if options.beta == 0:
-        return [w.earliest for w in windows]
+        return [min(a, w.latest) for a, w in zip(ahead, windows, strict=True)]
     wanted = [w.latest for w in windows]
     next_start: dict[str, float] = {}
     for k in sorted(range(len(windows)), key=lambda k: -windows[k].latest):
         w = windows[k]
         end = min(float(start[w.latest]), next_start.get(w.link, float("inf")))
         begin = end - w.duration_s
-        next_start[w.link] = begin
         # the latest op boundary at or before `begin`
         issue = int(np.searchsorted(start, begin + _EPSILON_S, side="right")) - 1
-        wanted[k] = min(max(issue, w.earliest), w.latest)
+        wanted[k] = min(max(issue, w.earliest), w.latest, ahead[k])
+        # issued earlier for `distance`, it holds the link from then
+        early = wanted[k] < issue
+        next_start[w.link] = min(begin, float(start[wanted[k]])) if early else begin
     return wanted
 
 

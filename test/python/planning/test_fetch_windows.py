@@ -102,12 +102,25 @@ def test_a_target_keeps_the_fetch_after_the_peak_op(ctx: Context):
     assert placed.result.peak_hbm_bytes == 4 * KIB
 
 
-def test_a_placement_that_passes_a_met_target_is_not_kept(ctx: Context):
-    # beta = 0 places the fetch as early as its window allows, ignoring the
-    # memory: before op 0, 5 KiB at op 2, above the 4 KiB the inserted plan
-    # met. The inserted plan stays, with its simulation.
+def test_beta_zero_keeps_the_least_exposure_above_a_met_target(ctx: Context):
+    # Memory carries no weight: the fetch goes just in time (before op 0:
+    # nothing exposed) although op 2 then holds 5 KiB, above the 4 KiB the
+    # inserted plan met.
     graph, plan = late_use(ctx)
     placed = place_fetches(graph, plan, HARDWARE, 4 * KIB, MoveOptions(beta=0))
+    assert placed.moved
+    assert fetches(placed.plan) == {"%w": [0]}
+    assert placed.result.exposed_transfer_s == pytest.approx(0.0)
+    assert placed.result.peak_hbm_bytes == 5 * KIB
+
+
+def test_a_placement_that_costs_more_is_not_kept(ctx: Context):
+    # With memory weighed ten times (beta = 10) the placement before op 0
+    # costs 10 x 5/4 = 12.5 (nothing exposed, the peak 5 KiB against the
+    # inserted 4 KiB); the inserted plan 8.192 / 14.336 + 10 = 10.57 (its
+    # exposed time over its compute time). The inserted plan stays.
+    graph, plan = late_use(ctx)
+    placed = place_fetches(graph, plan, HARDWARE, None, MoveOptions(beta=10))
     assert not placed.moved
     assert placed.plan is plan
     assert fetches(placed.plan) == {"%w": [4]}
@@ -130,14 +143,15 @@ def test_a_target_the_inserted_plan_missed_does_not_hold_the_placement_back(
     assert placed.result.peak_hbm_bytes == 5 * KIB
 
 
-def test_a_placement_that_exposes_more_is_not_kept(ctx: Context):
-    # alpha = 0 places the fetch right before its user (op 5): all 10.24 us
-    # exposed, more than the inserted 8.192 us.
+def test_alpha_zero_puts_the_fetch_right_before_its_user(ctx: Context):
+    # Exposure carries no weight: before op 5, all 10.24 us exposed (the
+    # inserted fetch exposed 8.192 us), kept at the same peak of 4 KiB.
     graph, plan = late_use(ctx)
     placed = place_fetches(graph, plan, HARDWARE, None, MoveOptions(alpha=0))
-    assert not placed.moved
-    assert placed.plan is plan
-    assert placed.result.exposed_transfer_s == pytest.approx(8.192 * US)
+    assert placed.moved
+    assert fetches(placed.plan) == {"%w": [5]}
+    assert placed.result.exposed_transfer_s == pytest.approx(10.24 * US)
+    assert placed.result.peak_hbm_bytes == 4 * KIB
 
 
 def test_a_plan_without_fetches_is_returned_as_it_is(ctx: Context):
@@ -169,8 +183,9 @@ TWO_WINDOWS = f"""func.func @f(%x: {T}, %w: {T} {REMOTE}) -> {T} {{
 def test_a_window_starts_after_the_use_before_the_gap_and_the_producer(
     ctx: Context,
 ):
-    # beta = 0: each fetch as early as its window allows. %w's first fetch
-    # (entry to op 0) can only go before op 0. Its second (gap 0 -> 8: 15.36
+    # At least 9 ops ahead, longer than every gap: each fetch as early as
+    # its window allows. %w's first fetch (entry to op 0) can only go
+    # before op 0. Its second (gap 0 -> 8: 15.36
     # us, longer than the 10.24 us fetch, so a second cluster) reads the
     # remote copy that exists from entry, but the copy in HBM is still read
     # by op 0: not before op 1. %h, stored after op 1 and idle until op 7,
@@ -184,6 +199,6 @@ def test_a_window_starts_after_the_use_before_the_gap_and_the_producer(
     assert fetches(rules) == {"%w": [0, 7]}
     plan = Plan([*rules.values, ValuePlan(h, h.gaps(), stored=True)])
     assert fetches(plan) == {"%w": [0, 7], "%h": [6]}
-    placed = place_fetches(graph, plan, HARDWARE, None, MoveOptions(beta=0))
+    placed = place_fetches(graph, plan, HARDWARE, None, MoveOptions(distance=9))
     assert placed.moved
     assert fetches(placed.plan) == {"%w": [0, 1], "%h": [2]}

@@ -72,13 +72,36 @@ def test_a_prefetch_never_leaves_its_window():
     assert positions == [1]
 
 
-def test_alpha_and_beta_zero_pick_the_window_ends():
-    # alpha = 0: exposure does not matter, least memory: right before the
-    # user. beta = 0: memory does not matter, least exposure: the earliest.
+def test_alpha_zero_puts_each_prefetch_distance_ops_before_its_user():
+    # Exposure carries no weight: the least memory, right before the user,
+    # or `distance` ops ahead (never before the window).
     windows = [window(4, 1.5, earliest=1)]
     late = place_prefetches(windows, START, zeros(), None, MoveOptions(alpha=0))
-    early = place_prefetches(windows, START, zeros(), None, MoveOptions(beta=0))
-    assert (late, early) == ([4], [1])
+    ahead = MoveOptions(alpha=0, distance=2)
+    assert (late, place_prefetches(windows, START, zeros(), None, ahead)) == ([4], [2])
+    far = MoveOptions(alpha=0, distance=9)
+    assert place_prefetches(windows, START, zeros(), None, far) == [1]
+
+
+def test_beta_zero_hides_the_transfer_whatever_the_target():
+    # Memory carries no weight: just in time (before op 0 for 3.5 s), where
+    # the default keeps op 2 within the 100 B target (after op 2).
+    live = np.array([50, 50, 90, 50, 50], dtype=np.int64)
+    windows = [window(4, 3.5, nbytes=20)]
+    least = place_prefetches(windows, START, live.copy(), 100, MoveOptions(beta=0))
+    assert least == [0]
+    assert place_prefetches(windows, START, live.copy(), 100, MoveOptions()) == [3]
+
+
+def test_a_distance_issues_a_prefetch_earlier_than_just_in_time():
+    # Just in time, the prefetch for op 4 goes before op 2 (2.5-4 s) and the
+    # one for op 3 before it on the link (1.5-2.5 s, before op 1). At least
+    # three ops ahead, the first goes before op 1 and holds the link from
+    # 1 s: the second must end by then, before op 0.
+    windows = [window(4, 1.5), window(3, 1.0)]
+    assert place_prefetches(windows, START, zeros(), None, MoveOptions()) == [2, 1]
+    ahead = MoveOptions(distance=3)
+    assert place_prefetches(windows, START, zeros(), None, ahead) == [1, 0]
 
 
 def test_the_memory_target_is_respected():
@@ -129,11 +152,11 @@ def test_a_target_nothing_meets_puts_the_prefetch_before_its_user():
 )
 def test_at_most_max_inflight_prefetches_are_in_flight(limit: int, expected: list[int]):
     # Three prefetches on three links (no queueing), used at ops 3, 4 and 5,
-    # wanted as early as possible (beta = 0).
+    # each as long as the ops before its user: all wanted before op 0.
     windows = [
-        window(3, 0.5, link="remote"),
-        window(4, 0.5, link="host"),
-        window(5, 0.5, link="ssd"),
+        window(3, 3.0, link="remote"),
+        window(4, 4.0, link="host"),
+        window(5, 5.0, link="ssd"),
     ]
-    options = MoveOptions(beta=0, max_inflight=limit)
+    options = MoveOptions(max_inflight=limit)
     assert place_prefetches(windows, START, zeros(), None, options) == expected
