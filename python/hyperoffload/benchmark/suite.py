@@ -1,6 +1,9 @@
 """
 Run a suite: scenarios in worker processes (longest first), progress on
-stderr, results as JSON, Markdown and PNG plots in one folder.
+stderr, results as JSON, Markdown and PNG plots in one folder. The plots
+are drawn into a staging folder inside it and written with the results
+once every scenario has run (`support.outputs`): a run that fails or is
+interrupted leaves the folder's files as they were.
 
 ```python
 results = run_suite("quick", out=Path("bench-out"), work=Path("build/bench"), jobs=1)
@@ -9,7 +12,9 @@ results = run_suite("quick", out=Path("bench-out"), work=Path("build/bench"), jo
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
@@ -20,7 +25,7 @@ from hyperoffload.benchmark.markdown import suite_markdown
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.suites import SUITES, Scenario
 from hyperoffload.benchmark.workloads import BenchError
-from hyperoffload.support.outputs import write_output
+from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.strict_json import strict_dumps
 
 
@@ -75,21 +80,36 @@ def run_suite(
     """Run the scenarios, write results.json, results.md and the plots to `out`."""
     scenarios = select(suite, only)
     out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
+    try:
+        summary = _run_staged(suite, scenarios, work, staging, jobs)
+        outputs = Outputs()
+        for drawn in sorted(staging.iterdir()):
+            outputs.put(out / drawn.name, drawn.read_bytes())
+        outputs.put(out / "results.json", strict_dumps(summary, indent=1))
+        outputs.put(out / "results.md", suite_markdown(summary))
+        outputs.write()
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return summary
+
+
+def _run_staged(
+    suite: str, scenarios: list[Scenario], work: Path, staging: Path, jobs: int
+) -> dict[str, Any]:
+    """The summary of the scenarios, their plots drawn into `staging`."""
     started = time.perf_counter()
     if jobs <= 1:
-        results = [_run_one(s, work, out, started) for s in scenarios]
+        results = [_run_one(s, work, staging, started) for s in scenarios]
     else:
         with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
             futures: list[Future[dict[str, Any]]] = [
-                pool.submit(_run_one, s, work, out, started) for s in scenarios
+                pool.submit(_run_one, s, work, staging, started) for s in scenarios
             ]
             results = [f.result() for f in futures]
-    summary: dict[str, Any] = {
+    return {
         "suite": suite,
         "jobs": jobs,
         "wall_s": time.perf_counter() - started,
         "scenarios": results,
     }
-    write_output(out / "results.json", strict_dumps(summary, indent=1))
-    write_output(out / "results.md", suite_markdown(summary))
-    return summary

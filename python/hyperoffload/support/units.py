@@ -6,7 +6,7 @@ parse_size("64GB") == 64_000_000_000
 parse_size("512MiB") == 536_870_912
 parse_rate("33.6GB/s") == 33.6e9
 parse_size("1000", bare_bytes=True) == 1000  # where the option is documented in bytes
-parse_rate(10)  # ValueError: invalid rate 10: 10 what? write 10GB/s (a rate needs a unit)
+parse_rate(10)  # ValueError: invalid rate 10: 10 what? write 10GB/s or 10B/s (...)
 ```
 """
 
@@ -64,9 +64,10 @@ def _finite(value: float, text: str, what: str) -> float:
 def _bare(text: object, what: str, unit: str) -> ValueError:
     """The error for a number written without its unit."""
     number = str(text).strip()
+    per = unit.removeprefix("GB")
     return ValueError(
         f"invalid {what} {number}: {number} what? write {number}{unit} "
-        f"(a {what} needs a unit)"
+        f"or {number}B{per} (a {what} needs a unit)"
     )
 
 
