@@ -60,7 +60,7 @@ from hyperoffload.frontend.training import (
     TrainSpec,
 )
 from hyperoffload.ir.diagnostics import Severity, emit
-from hyperoffload.support.outputs import write_output
+from hyperoffload.support.outputs import Outputs, write_output
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 from hyperoffload.tools.command_line import run_reporting_errors
 
@@ -252,6 +252,8 @@ def attention_spec(options: argparse.Namespace) -> AttentionSpec:
 def _run(argv: Sequence[str] | None) -> int:
     parser = _arguments()
     options = parser.parse_args(argv)
+    # every output path is checked before the export (written at its end)
+    Outputs({"-o": options.output, "--record-routing": options.record_routing})
     cfg = get_config(options.model)
     for name in ("layers", "seq", "batch", "kv_len", "record_tokens", "loss_chunks"):
         value = getattr(options, name)

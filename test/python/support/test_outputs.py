@@ -179,3 +179,13 @@ def test_sim_writes_its_trace_and_plot_through_a_link(tmp_path: Path, previous: 
 def test_gen_failing_keeps_the_output_file(previous: Path):
     assert gen_main(["tiny-llama", "--layers", "0", "-o", str(previous)]) != 0
     assert _unchanged(previous)
+
+
+def test_gen_refuses_a_bad_output_before_exporting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    bad = tmp_path / "missing" / "out.mlir"
+    assert gen_main(["tiny-llama", "-o", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: error: cannot write -o: no folder" in err
+    assert "tracing" not in err  # refused before the export
