@@ -47,6 +47,7 @@ from hyperoffload.planning.planner import PlanError, PlanOptions
 from hyperoffload.planning.search import smallest_target
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.outputs import write_output
 from hyperoffload.support.units import format_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -361,7 +362,7 @@ def write_section(path: Path, text: str) -> None:
     """Replace what lies between the markers in `path` with `text`."""
     doc = path.read_text()
     begin, end = doc.index(BEGIN), doc.index(END) + len(END)
-    path.write_text(doc[:begin] + text + doc[end:])
+    write_output(path, doc[:begin] + text + doc[end:])
 
 
 def main() -> None:
