@@ -32,8 +32,9 @@ def fused_linear_cross_entropy(
     logits; targets `IGNORE_INDEX` skipped), with the gradients of
     ``loss / parts`` (one of `parts` micro-batches) with respect to `h` (tokens, hidden) and `w` (vocab,
     hidden), computed over `chunks` chunks of tokens. Returns ``(loss, dh,
-    dw)``; `dh` and `dw` have the dtypes of `h` and `w` (`dw` is summed over
-    the chunks in float32).
+    dw)``; `dh` and `dw` have the dtypes of `h` and `w`, and `dw` is summed
+    over the chunks in `w`'s dtype, as Liger's ``addmm`` into the weight's
+    gradient does (a float32 sum would move twice the bytes per chunk).
     """
     vocab = w.shape[0]
     valid = (targets != IGNORE_INDEX).to(torch.float32)
@@ -55,8 +56,8 @@ def fused_linear_cross_entropy(
         dlogits = (torch.exp(logp) * keep - hot) * coefficient
         dlogits = dlogits.to(h.dtype)
         dh.append(dlogits @ w)
-        dw_c = (dlogits.transpose(0, 1) @ h_c).to(torch.float32)
+        dw_c = dlogits.transpose(0, 1) @ h_c
         dw = dw_c if dw is None else dw + dw_c
     assert loss_sum is not None, "at least one token"
     assert dw is not None
-    return loss_sum / count, torch.cat(dh), dw.to(w.dtype)
+    return loss_sum / count, torch.cat(dh), dw
