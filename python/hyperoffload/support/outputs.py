@@ -15,9 +15,10 @@ memory as the run produces them and written together once it succeeded:
   for writing as it is (no rename, no truncation): `-o /dev/null` stays the
   device, and a reader of a FIFO gets the bytes.
 
-Files are written in two steps: every temporary file and every in-place node
-first, the renames last, so a run that fails while writing leaves every
-existing regular file byte-identical.
+Files are written in three steps: every temporary file first, then every
+in-place node, the renames last, so a run that fails while writing leaves
+every existing regular file byte-identical (and a failure to write a
+temporary file, a full disk, reaches no FIFO or device either).
 
 ```python
 outputs = Outputs({"--trace": Path("trace.json"), "--plot": Path("timeline.png")})
@@ -116,15 +117,17 @@ class Outputs:
 
     def write(self) -> None:
         """Write every output put; on failure, no regular file is changed."""
+        flags = {path: self._targets[path][0] for path in self._data}
+        targets = {path: _target(path, flag) for path, flag in flags.items()}
         partials: list[tuple[Path, Path]] = []
         try:
-            for path, data in self._data.items():
-                flag, target = self._targets[path]
-                target = _target(path, flag)  # what it is now
+            for path, target in targets.items():
+                if not target.in_place:
+                    partial = _write_beside(target.path, self._data[path])
+                    partials.append((partial, target.path))
+            for path, target in targets.items():
                 if target.in_place:
-                    _write_in_place(path, target.path, data, flag)
-                else:
-                    partials.append((_write_beside(target.path, data), target.path))
+                    _write_in_place(path, target.path, self._data[path], flags[path])
             for partial, destination in partials:
                 os.replace(partial, destination)
             partials.clear()

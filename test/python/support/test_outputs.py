@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from hyperoffload.support import outputs as outputs_module
 from hyperoffload.support.outputs import OutputError, Outputs, write_output
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
 from hyperoffload.tools.hyperoffload_opt import main as opt_main
@@ -132,6 +133,31 @@ def test_a_failed_write_leaves_every_regular_file(tmp_path: Path, previous: Path
     outputs.put(Path("/dev/full"), "does not fit\n")
     with pytest.raises(OutputError, match="No space left on device"):
         outputs.write()
+    assert _unchanged(previous)
+
+
+def test_a_temporary_file_that_fails_reaches_no_fifo(
+    tmp_path: Path, previous: Path, monkeypatch: pytest.MonkeyPatch
+):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+
+    def full_disk(destination: Path, data: bytes) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs_module, "_write_beside", full_disk)
+    outputs = Outputs({"--trace": fifo, "-o": previous})
+    outputs.put(fifo, "the trace\n")  # put first, written after the files
+    outputs.put(previous, "new\n")
+    with pytest.raises(OSError, match="No space left"):
+        outputs.write()
+    with fifo.open("wb"):
+        pass  # the reader sees the end of the pipe
+    reader.join(timeout=60)
+    assert received == [b""]
     assert _unchanged(previous)
 
 
