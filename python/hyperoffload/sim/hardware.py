@@ -289,6 +289,8 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
 
 def _size(table: dict[str, Any], key: str, name: str) -> int:
     """The size `table[key]` (of the table `[name]`), with its unit."""
+    if key not in table:
+        raise ValueError(f"missing key '{key}' in [{name}]")
     try:
         return parse_size(table[key])
     except ValueError as err:
@@ -297,6 +299,8 @@ def _size(table: dict[str, Any], key: str, name: str) -> int:
 
 def _bandwidth(table: dict[str, Any], key: str, name: str) -> float:
     """The rate `table[key]` (of the table `[name]`): with its unit, not tiny."""
+    if key not in table:
+        raise ValueError(f"missing key '{key}' in [{name}]")
     try:
         rate = parse_rate(table[key])
     except ValueError as err:

@@ -43,6 +43,12 @@ CASES = {
         'latncy = "0us"',
         "hw.toml:18: error: unknown key 'tiers.remote.latncy' (did you mean 'latency'?)",
     ),
+    "missing-key": (
+        'bandwidth_to_device = "100MB/s"\n',
+        "",
+        "hw.toml: error: malformed hardware file: missing key "
+        "'bandwidth_to_device' in [tiers.remote]",
+    ),
     "tiny-peak": (
         "f32 = 1e9",
         "f32 = 5e-324",
