@@ -530,6 +530,19 @@ def check_train(mode: str, train: TrainSpec | None, shapes: Shapes) -> None:
         raise ExportError(
             f"unknown optimizer {train.optimizer.kind!r} (known: {known})"
         )
+    optimizer = train.optimizer
+    beta1, beta2 = optimizer.betas
+    if optimizer.kind != "none" and not (
+        optimizer.lr >= 0
+        and 0 <= beta1 < 1
+        and 0 <= beta2 < 1
+        and optimizer.eps >= 0
+        and optimizer.weight_decay >= 0
+    ):
+        raise ExportError(
+            f"invalid {optimizer.kind} hyperparameters (lr, eps and weight decay "
+            f"non-negative, betas in [0, 1), as torch.optim checks): {optimizer}"
+        )
     if train.loss.kind not in LOSSES:
         known = ", ".join(LOSSES)
         raise ExportError(f"unknown loss {train.loss.kind!r} (known: {known})")

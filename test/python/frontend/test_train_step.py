@@ -45,7 +45,8 @@ from hyperoffload.evaluators.numeric import evaluate
 from hyperoffload.frontend import ModelConfig, get_config
 from hyperoffload.frontend.models import build_model
 from hyperoffload.frontend.optimizers import adamw_update, sgd_update
-from hyperoffload.frontend.training import OptimizerSpec
+from hyperoffload.frontend.torch_export import ExportError, Shapes, check_train
+from hyperoffload.frontend.training import OptimizerSpec, TrainSpec
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
@@ -664,3 +665,13 @@ def test_chunked_loss_over_micro_batches_runs_natively(exports: Path) -> None:
     np.testing.assert_allclose(out[0], loss, rtol=2e-7)
     for got, want in zip(out[1:], grads, strict=True):
         np.testing.assert_allclose(got, want.numpy(), rtol=0, atol=1e-7)
+
+
+def test_bad_hyperparameters_are_export_errors() -> None:
+    """Hyperparameters `torch.optim` refuses are refused before tracing."""
+    bad = TrainSpec(OptimizerSpec("adamw", betas=(0.9, 1.0)))
+    with pytest.raises(ExportError, match="invalid adamw hyperparameters"):
+        check_train("train", bad, Shapes())
+    with pytest.raises(ExportError, match="invalid sgd hyperparameters"):
+        check_train("train", TrainSpec(OptimizerSpec("sgd", lr=-1.0)), Shapes())
+    check_train("train", TrainSpec(OptimizerSpec("sgd", lr=0.5)), Shapes())
