@@ -29,6 +29,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -328,6 +329,11 @@ BEGIN = "<!-- bench/milp_gap.py: begin -->"
 END = "<!-- bench/milp_gap.py: end -->"
 
 
+def _wrap(text: str) -> str:
+    """A paragraph of docs/benchmarks.md, at most 78 columns where words allow."""
+    return textwrap.fill(text, 78, break_long_words=False, break_on_hyphens=False)
+
+
 def section(rows: list[Row], args: argparse.Namespace, seconds: float) -> str:
     """The text docs/benchmarks.md holds between `BEGIN` and `END`."""
     import highspy
@@ -336,23 +342,26 @@ def section(rows: list[Row], args: argparse.Namespace, seconds: float) -> str:
     dags = [r.steps for r in rows if r.name.startswith("dag-")]
     command = " ".join(["bench/milp_gap.py", *sys.argv[1:]])
     span = f" ({min(dags)} to {max(dags)} compute steps)" if dags else ""
+    intro = (
+        f"`.venv/bin/python {command}` ({seconds:.0f} s, written by the "
+        f"script): {args.dags} seeded random DAGs of linalg ops on 64x64 f32 "
+        f"tensors{span}"
+        + ("" if args.no_steps else ", the tiny LLaMA and tiny GPT training steps")
+        + f", on {HARDWARE}, each planned for the least peak within a "
+        f"{args.slowdown:.0%} slowdown by the heuristic "
+        f"(`hyperoffload-pipeline{{max-slowdown={args.slowdown:g}}}`) and by the "
+        f"MILP (HiGHS {version}, one thread, {args.time_limit:g} s per DAG"
+        + ("" if args.no_steps else f", {args.step_time_limit:g} s per step")
+        + "), started from the heuristic's plan; both judged by the simulator."
+    )
     return "\n".join(
         [
             BEGIN,
-            f"`.venv/bin/python {command}` ({seconds:.0f} s, written by the "
-            f"script): {args.dags} seeded random DAGs of linalg ops on 64x64 f32 "
-            f"tensors{span}"
-            + ("" if args.no_steps else ", the tiny LLaMA and tiny GPT training steps")
-            + f", on {HARDWARE}, each planned for the least peak within a "
-            f"{args.slowdown:.0%} slowdown by the heuristic "
-            f"(`hyperoffload-pipeline{{max-slowdown={args.slowdown:g}}}`) and by the "
-            f"MILP (HiGHS {version}, one thread, {args.time_limit:g} s per DAG"
-            + ("" if args.no_steps else f", {args.step_time_limit:g} s per step")
-            + "), started from the heuristic's plan; both judged by the simulator.",
+            _wrap(intro),
             "",
             table(rows),
             "",
-            summary(rows, args.slowdown),
+            _wrap(summary(rows, args.slowdown)),
             END,
         ]
     )

@@ -225,7 +225,9 @@ LLAMA = TEST.parent / "examples" / "tiny_llama_train.mlir"
 KB = 1000
 
 
-def _loop(ctx: Context, text: str, options: PlanOptions, hardware: Hardware):
+def _loop(
+    ctx: Context, text: str, options: PlanOptions, hardware: Hardware
+) -> PlanningLoop:
     f = function(ctx, text)
     return PlanningLoop.for_function(f, hardware, LoopOptions(options, MoveOptions()))
 
