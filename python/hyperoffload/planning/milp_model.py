@@ -43,8 +43,13 @@ MAX_STEPS = 400
 
 @dataclass(frozen=True)
 class MilpOptions:
+    """How `plan_milp` solves: its time, slowdown, size limit and threads."""
+
     time_limit_s: float = 10.0
-    """Wall-clock seconds for the solver (both solves together)."""
+    """
+    Wall-clock seconds for the solver: half for the planning model's solves
+    and repair rounds, the rest for the relaxed model's (the bound).
+    """
     max_slowdown: float | None = None
     """Exposed transfer time at most this fraction of compute time (None: any)."""
     max_steps: int = MAX_STEPS
@@ -52,6 +57,7 @@ class MilpOptions:
     repair_rounds: int = 3
     """Solves again, with less exposure, when the simulator finds a plan too slow."""
     threads: int = 1
+    """HiGHS threads (one: the same search on every machine, given the time)."""
 
 
 @dataclass
@@ -75,6 +81,8 @@ class ModelGap:
 
 @dataclass
 class ModelStore:
+    """The store of one value in one tier, shared by its gaps."""
+
     bytes: int
     duration: float
     direction: tuple[Tier, bool]
