@@ -251,16 +251,15 @@ class PlanningLoop:
         )
         if not trial.moved:
             return
-        # the fetches in the order insertion leaves them (by position, then
-        # plan order), each at the position it was moved to
-        inserted = _fetch_positions(trial.inserted, distance)
+        # each fetch at the position it was moved to, those at one position
+        # in their issue order (as the planner's schedule has them)
         moved = _fetch_positions(trial.plan, distance)
-        order = sorted(range(len(prefetches)), key=lambda k: inserted[k])
+        order = sorted(range(len(prefetches)), key=lambda k: moved[k])
         # positions count the ops the plan wrote too (recomputations)
         block = function.body.block
         index = Skeleton(block).index
         positions: dict[PrefetchOp, int] = {
-            prefetches[k]: index[ops[moved[k]]] for k in order
+            prefetches[k]: index[ops[moved[k][0]]] for k in order
         }
         arrange(block, positions, fusion)
 
@@ -278,10 +277,10 @@ def _translated(plan: Plan, values: dict[SSAValue, SSAValue]) -> Plan:
     )
 
 
-def _fetch_positions(plan: Plan, distance: int) -> list[int]:
-    """The op before which each fetch of `plan` is issued, in plan order."""
+def _fetch_positions(plan: Plan, distance: int) -> list[tuple[int, int]]:
+    """The `issue_order` of each fetch of `plan` (the op it is issued before first), in plan order."""
     return [
-        value_plan.fetch_op(index, distance)
+        value_plan.issue_order(index, distance)
         for value_plan in plan.values
         if value_plan.write_back is None and not value_plan.recompute
         for index in range(len(value_plan.gaps))

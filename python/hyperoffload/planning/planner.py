@@ -178,6 +178,15 @@ class ValuePlan:
             return max(gap.after + 1, self.fetch_ops[index])
         return max(gap.after + 1, gap.before - distance)
 
+    def issue_order(self, index: int, distance: int) -> tuple[int, int]:
+        """
+        Where the fetch ending gap `index` stands among the fetches: by the
+        op it is issued before, then by the use it serves (of fetches issued
+        together, the one needed first goes first on the link). The planner's
+        schedule and the IR written order fetches by it alike.
+        """
+        return self.fetch_op(index, distance), self.gaps[index].before
+
 
 @dataclass
 class Plan:
@@ -353,8 +362,23 @@ class _Planner:
         return [(info.buffer, max(self.last_step_at_or_before(info.last_use), fetched))]
 
     def schedule(self, plans: list[ValuePlan]) -> Schedule:
-        """The graph's schedule with the moves of `plans` applied."""
-        moves = [m for p in plans for m in self.moves(p)]
+        """
+        The graph's schedule with the moves of `plans` applied, as the IR
+        written orders them: stores in plan order, fetches in their
+        `issue_order`.
+        """
+        distance = self.options.prefetch_distance
+        stores: list[Move] = []
+        fetches: list[tuple[tuple[int, int], Move]] = []
+        for plan in plans:
+            moves = self.moves(plan)
+            if moves and moves[0].store_after is not None:
+                stores.append(replace(moves[0], release=None, fetch=None, use=None))
+            if plan.write_back is None:
+                orders = [plan.issue_order(i, distance) for i in range(len(moves))]
+                fetches += zip(orders, moves, strict=True)
+        fetches.sort(key=lambda e: e[0])
+        moves = stores + [move for _, move in fetches]
         releases = [r for p in plans for r in self.releases(p)]
         recomputes = self.recomputes(plans)
         schedule = apply_moves(

@@ -53,19 +53,25 @@ class _Placement:
         self.ops = ops
         self.lazy = lazy
         self.position = {op: i for i, op in enumerate(ops)}
-        self.before: dict[int, list[Operation]] = {}
-        self.after: dict[int, list[Operation]] = {}
-        self.at_entry: list[Operation] = []
+        self.before: dict[int, list[tuple[int, int, Operation]]] = {}
+        self.after: dict[int, list[tuple[bool, int, Operation]]] = {}
+        """Op index (-1: entry) -> (not first, order placed, op)."""
 
     def place_after(self, index: int, op: Operation, first: bool = False) -> None:
-        if index < 0:
-            self.at_entry.insert(0, op) if first else self.at_entry.append(op)
-        else:
-            ops = self.after.setdefault(index, [])
-            ops.insert(0, op) if first else ops.append(op)
+        """
+        Insert `op` after op `index` (-1: at entry); those placed `first`
+        (stores) before the others there, each group in the order placed.
+        """
+        ops = self.after.setdefault(max(index, -1), [])
+        ops.append((not first, len(ops), op))
 
-    def place_before(self, index: int, op: Operation) -> None:
-        self.before.setdefault(index, []).append(op)
+    def place_before(self, index: int, op: Operation, deadline: int = 0) -> None:
+        """
+        Insert `op` before op `index`; of those there, by `deadline` (a
+        fetch: the use it serves), then in the order placed.
+        """
+        ops = self.before.setdefault(index, [])
+        ops.append((deadline, len(ops), op))
 
     def holder(self, op: Operation) -> int | None:
         """Position of the original top-level op holding `op` (None for inserted ops)."""
@@ -83,13 +89,13 @@ class _Placement:
 
     def apply(self, rewriter: Rewriter) -> None:
         first = self.ops[0]
-        for op in self.at_entry:
+        for *_, op in sorted(self.after.get(-1, ())):
             rewriter.insert_op(op, InsertPoint.before(first))
         for index, op in enumerate(self.ops):
-            for new in self.before.get(index, ()):
+            for *_, new in sorted(self.before.get(index, ())):
                 rewriter.insert_op(new, InsertPoint.before(op))
             anchor = op
-            for new in self.after.get(index, ()):
+            for *_, new in sorted(self.after.get(index, ())):
                 rewriter.insert_op(new, InsertPoint.after(anchor))
                 anchor = new
 
@@ -165,10 +171,10 @@ def _write_value(
         if current is not None:
             detach = DetachOp(current)
             if placement.lazy:
-                placement.place_before(fetch_at, detach)
+                placement.place_before(fetch_at, detach, gap.before)
             else:
                 placement.place_after(gap.after, detach)
-        placement.place_before(fetch_at, prefetch)
+        placement.place_before(fetch_at, prefetch, gap.before)
         prefetches.append(prefetch)
         current = prefetch.result
     _rewire(

@@ -61,7 +61,7 @@ CASES = {
     ),
     "tiny-llama train, recomputation": Case(
         ROOT / "examples" / "tiny_llama_train.mlir",
-        {"hbm_capacity": "383KB"},
+        {"hbm_capacity": "375KB"},
         recomputes=True,
     ),
     # gradients stored to the pool as they are produced: on LLaMA-3-8B's
