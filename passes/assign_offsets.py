@@ -44,7 +44,7 @@ from xdsl.utils.exceptions import PassFailedException
 from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import Extraction, ExtractionError, extract
 from hyperoffload.ir.arena import ARENA_ATTR, OFFSETS_ATTR
-from hyperoffload.passes.options import LayoutOptions
+from hyperoffload.passes.options import AssignOffsetsOptions
 from hyperoffload.sim.arena import Arena, planned_arena
 from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
 
@@ -53,7 +53,7 @@ OFFSET_ARG_ATTR = "hyperoffload.offset"
 
 
 def function_layout(
-    function: FuncOp, options: LayoutOptions
+    function: FuncOp, options: AssignOffsetsOptions
 ) -> tuple[Extraction, SimResult, Arena]:
     """`function`'s schedule as written, its simulation and its static layout."""
     hardware = options.load_hardware()
@@ -62,12 +62,17 @@ def function_layout(
     return (
         extraction,
         result,
-        planned_arena(result, options.layout, options.layout_alignment()),
+        planned_arena(
+            result,
+            options.layout_strategy(),
+            options.layout_alignment(),
+            options.layout_time_limit(),
+        ),
     )
 
 
 @dataclass(frozen=True)
-class AssignOffsetsPass(LayoutOptions, ModulePass):
+class AssignOffsetsPass(AssignOffsetsOptions, ModulePass):
     """Record an arena offset for every device buffer of each function."""
 
     name = "hyperoffload-assign-offsets"

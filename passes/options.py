@@ -54,6 +54,24 @@ class LayoutOptions(HardwareOptions):
 
 
 @dataclass(frozen=True)
+class AssignOffsetsOptions(LayoutOptions):
+    solver: Literal["heuristic", "exact"] = "heuristic"
+    """`exact`: search on from `auto`'s layout for the smallest arena (`hyperoffload.sim.exact_layout`)."""
+    time_limit: int | float = 10.0
+    """Seconds `solver=exact` may search per function; it keeps the best layout found."""
+
+    def layout_strategy(self) -> str:
+        """The `static_layout` strategy these options ask for."""
+        return "exact" if self.solver == "exact" else self.layout
+
+    def layout_time_limit(self) -> float:
+        """`time_limit`, checked (raises `ValueError`)."""
+        if self.time_limit <= 0:
+            raise ValueError(f"time-limit must be positive, not {self.time_limit}")
+        return float(self.time_limit)
+
+
+@dataclass(frozen=True)
 class InsertOptions(LayoutOptions):
     min_bytes: str | int = 0
     """Smallest value worth offloading (e.g. `1MB`)."""

@@ -26,14 +26,14 @@ from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.analysis.extract import ExtractionError
 from hyperoffload.passes.assign_offsets import function_layout
-from hyperoffload.passes.options import LayoutOptions
+from hyperoffload.passes.options import AssignOffsetsOptions
 from hyperoffload.sim.arena import fragmentation
 from hyperoffload.sim.layout import aligned
 from hyperoffload.sim.simulator import SimulationError
 
 
 @dataclass(frozen=True)
-class TestPrintLayoutPass(LayoutOptions, ModulePass):
+class TestPrintLayoutPass(AssignOffsetsOptions, ModulePass):
     """Print each function's arena: every device buffer's range and stay."""
 
     name = "test-print-layout"

@@ -1,18 +1,23 @@
-// RUN: hyperoffload-opt %s -p 'test-print-layout{hardware="%inputs/round.toml"}' | filecheck %s --check-prefix=BEFORE
-// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=15360}' 2>&1 | filecheck %s
-// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=15360},test-print-layout{hardware="%inputs/round.toml"}' | filecheck %s --check-prefix=AFTER
+// RUN: hyperoffload-opt %s -p 'test-print-layout{hardware="%inputs/round.toml" layout=hill-climb}' | filecheck %s --check-prefix=BEFORE
+// RUN: hyperoffload-opt %s -p 'test-print-layout{hardware="%inputs/round.toml"}' | filecheck %s --check-prefix=EXACT
+// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=15360 layout=hill-climb}' 2>&1 | filecheck %s
+// RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hardware="%inputs/round.toml" hbm-capacity=15360 layout=hill-climb},test-print-layout{hardware="%inputs/round.toml" layout=hill-climb}' | filecheck %s --check-prefix=AFTER
 
 // Targets are met in addresses, not only in bytes. Unplanned, @f's live
-// bytes peak at 15 KiB, but no layout the pass finds places its buffers in
-// less than 16 KiB: the 3 KiB %v2 lives from the first half of the program
-// to the return, across the 2 KiB buffers of the second half, and a hole
-// opens beside it.
+// bytes peak at 15 KiB, but the heuristics (here the hill-climb) place its
+// buffers in no less than 16 KiB: the 3 KiB %v2 lives from the first half
+// of the program to the return, across the 2 KiB buffers of the second
+// half, and a hole opens beside it.
 // BEFORE: // layout of @f: arena 16384 B, live peak 15360 B (+6.7%)
 
+// The default layout goes on with the exact search, which packs them at the
+// live peak.
+// EXACT: // layout of @f: arena 15360 B, live peak 15360 B (+0.0%), exact
+
 // At a 15 KiB target a planner counting bytes would be done; ours finds the
-// arena 1 KiB over, plans again for 14 KiB and moves values out and back in
-// (a value fetched back gets a new address), so that the plan it writes
-// fits the target as laid out.
+// hill-climb's arena 1 KiB over, plans again for 14 KiB and moves values out
+// and back in (a value fetched back gets a new address), so that the plan it
+// writes fits the target as laid out.
 // CHECK-NOT:   warning
 // CHECK-LABEL: func.func @f
 // CHECK:         hyperoffload.store

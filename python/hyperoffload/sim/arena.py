@@ -53,14 +53,17 @@ class Arena:
 
 
 def planned_arena(
-    result: SimResult, strategy: str = "auto", alignment: int = DEFAULT_ALIGNMENT
+    result: SimResult,
+    strategy: str = "auto",
+    alignment: int = DEFAULT_ALIGNMENT,
+    time_limit: float | None = None,
 ) -> Arena:
     """
     The static layout of `result`'s stays in HBM, each laid out on its own (a
     buffer fetched again may come back elsewhere); raises `ValueError` for a
-    bad strategy.
+    bad strategy. `time_limit`: of the `exact` strategy, in seconds.
     """
-    layout = static_layout(result.allocations, strategy, alignment)
+    layout = static_layout(result.allocations, strategy, alignment, time_limit)
     return Arena(
         result.allocations, layout.offsets, layout.arena_bytes, layout.strategy
     )

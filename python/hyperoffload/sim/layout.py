@@ -37,8 +37,17 @@ import numpy as np
 DEFAULT_ALIGNMENT = 64
 """Offsets and sizes are rounded up to this many bytes (a cache line)."""
 
-STRATEGIES = ("auto", "best-fit", "hill-climb")
+STRATEGIES = ("auto", "best-fit", "hill-climb", "exact")
 """The strategies of `static_layout`; `auto` takes the smallest arena of the candidates."""
+
+EXACT_TIME_LIMIT = 10.0
+"""Seconds `strategy="exact"` searches by default."""
+
+AUTO_EXACT_MAX = 1000
+"""`auto` runs the exact search on at most this many allocations..."""
+
+AUTO_EXACT_NODES = 2
+"""...visiting at most this many search nodes per allocation (a bound independent of the machine)."""
 
 _Ints = np.ndarray[Any, np.dtype[np.int64]]
 
@@ -485,13 +494,19 @@ def static_layout(
     allocations: Sequence[Allocation],
     strategy: str = "auto",
     alignment: int = DEFAULT_ALIGNMENT,
+    time_limit: float | None = None,
 ) -> Layout:
     """
     A layout by one of `STRATEGIES`. `auto` takes the smallest arena of
     best fit, the hill-climb and the best-fit allocator replayed in claim
     order (`dynamic_best_fit`: also one offset per allocation, so a compiler
     may use it too; on some patterns it fragments less than placing by size);
-    on ties in that order of preference.
+    on ties in that order of preference. Where that arena is above the live
+    peak and there are at most `AUTO_EXACT_MAX` allocations, `auto` then runs
+    the exact search (`hyperoffload.sim.exact_layout`) for
+    `AUTO_EXACT_NODES` nodes per allocation, so its result does not depend
+    on the machine. `exact` runs it from `auto`'s layout for `time_limit`
+    seconds (default `EXACT_TIME_LIMIT`); it is never worse than `auto`.
     """
     if strategy not in STRATEGIES:
         raise ValueError(
@@ -503,7 +518,22 @@ def static_layout(
     if strategy == "hill-climb":
         return climbed
     replayed = dynamic_best_fit(allocations, alignment)
-    return min((best_fit, climbed, replayed), key=lambda layout: layout.arena_bytes)
+    best = min((best_fit, climbed, replayed), key=lambda layout: layout.arena_bytes)
+    if strategy == "auto" and (
+        len(allocations) > AUTO_EXACT_MAX
+        or best.arena_bytes <= live_peak(allocations, alignment)
+    ):
+        return best
+    # deferred: the exact search builds on this module's types
+    from hyperoffload.sim.exact_layout import exact_layout
+
+    if strategy == "exact":
+        limit = EXACT_TIME_LIMIT if time_limit is None else time_limit
+        return exact_layout(allocations, alignment, best, limit).layout
+    nodes = AUTO_EXACT_NODES * len(allocations)
+    return exact_layout(
+        allocations, alignment, best, EXACT_TIME_LIMIT, node_budget=nodes
+    ).layout
 
 
 class _FreeList:

@@ -1,0 +1,358 @@
+"""
+Exact static layout: a branch-and-bound search for offsets within a
+capacity, after MiniMalloc (Moffitt, ASPLOS'23; github.com/google/minimalloc,
+`src/solver.cc`), and the smallest arena it can find and prove within a
+time limit.
+
+The search places allocations in a *canonical* order, by non-decreasing
+offset (ties: a static preorder), each at its lowest offset above the
+conflicting allocations already placed; every layout can be pushed down into
+one of these, so the search is complete. It prunes with MiniMalloc's rules:
+
+- *spatial inference*: the time axis is cut into sections at every claim and
+  release; the allocations still to place in a section must fit between the
+  lowest offset any of them can take and the capacity;
+- *dominance*: an allocation is not placed at or above the top another one
+  could reach at its own lowest offset (that one would fit below);
+- *hatless pruning*: an allocation with nothing left to place above it is
+  placed, never tried elsewhere;
+- *dynamic decomposition*: where no allocation left crosses a section
+  boundary, the two sides are solved apart.
+
+Three static preorders (by lifetime width, area and section total, as
+MiniMalloc orders them) take turns under a node limit that doubles.
+
+```python
+result = exact_layout(allocations, alignment=1, time_limit=10.0, incumbent=layout)
+result.layout.arena_bytes   # never above the incumbent's
+result.proven_optimal       # the arena meets the lower bound the search proved
+```
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hyperoffload.sim.layout import Allocation, Layout, aligned, live_peak
+
+PREORDERS = ("WAT", "TAW", "TWA")
+"""MiniMalloc's preorders: keys by `W`idth of lifetime, `A`rea, section `T`otal."""
+
+_Ints = np.ndarray[Any, np.dtype[np.int64]]
+
+
+class _Timeout(Exception):
+    """The deadline passed."""
+
+
+class _NodeLimit(Exception):
+    """The node limit of one preorder's turn ran out."""
+
+
+@dataclass(frozen=True)
+class ExactLayout:
+    """The best layout found and the lower bound proved on any arena."""
+
+    layout: Layout
+    lower_bound: int
+    """No layout needs less (the live peak, raised by capacities proved too small)."""
+    nodes: int
+    """Search nodes visited, in all."""
+
+    @property
+    def proven_optimal(self) -> bool:
+        return self.layout.arena_bytes <= self.lower_bound
+
+
+class _Instance:
+    """The allocations with a size, as sections of the time axis."""
+
+    def __init__(self, allocations: Sequence[Allocation], alignment: int):
+        for a in allocations:
+            if a.end < a.start:
+                raise ValueError(f"buffer {a.buffer} is released before it is claimed")
+        sizes = [aligned(a.bytes, alignment) for a in allocations]
+        self.members: list[int] = [i for i, s in enumerate(sizes) if s > 0]
+        """The input index of each allocation searched (those with a size)."""
+        # An empty stay at `t` must meet the stays around `t` only: `[2t, 2t + 1)`
+        # against `[2s + 1, 2e)` for a stay from `s` to `e`.
+        starts = [allocations[i].start for i in self.members]
+        ends = [allocations[i].end for i in self.members]
+        lower = np.array(
+            [2 * s + (s < e) for s, e in zip(starts, ends, strict=True)], np.int64
+        )
+        upper = np.array(
+            [2 * e + (s == e) for s, e in zip(starts, ends, strict=True)], np.int64
+        )
+        self.has_empty = any(s == e for s, e in zip(starts, ends, strict=True))
+        count = len(self.members)
+        self.count = count
+        self.size: _Ints = np.array([sizes[i] for i in self.members], np.int64)
+        times = np.unique(np.concatenate((lower, upper)))
+        self.lo: _Ints = np.searchsorted(times, lower).astype(np.int64)
+        self.hi: _Ints = np.searchsorted(times, upper).astype(np.int64)
+        self.sections = max(0, len(times) - 1)
+        self.total: _Ints = np.zeros(self.sections, np.int64)
+        self.cuts: _Ints = np.zeros(self.sections, np.int64)
+        """Allocations across each boundary between a section and the next."""
+        rows: list[list[int]] = [[] for _ in range(self.sections)]
+        for i, (low, high) in enumerate(
+            zip(self.lo.tolist(), self.hi.tolist(), strict=True)
+        ):
+            self.total[low:high] += self.size[i]
+            self.cuts[low : high - 1] += 1
+            for section in range(low, high):
+                rows[section].append(i)
+        depth = max((len(row) for row in rows), default=0)
+        self.section_members: _Ints = np.full((self.sections, depth), count, np.int64)
+        """The allocations live in each section, padded with `count`."""
+        for section, row in enumerate(rows):
+            self.section_members[section, : len(row)] = row
+        order = np.argsort(self.lo, kind="stable")
+        self.neighbours: list[_Ints] = []
+        """The allocations conflicting with each."""
+        for i in range(count):
+            others = order[
+                (self.lo[order] < self.hi[i]) & (self.hi[order] > self.lo[i])
+            ]
+            self.neighbours.append(others[others != i])
+        width = upper - lower
+        totals = np.array(
+            [
+                self.total[low:high].max()
+                for low, high in zip(self.lo, self.hi, strict=True)
+            ],
+            np.int64,
+        ).reshape(count)
+        self.keys: dict[str, _Ints] = {
+            "W": -width,
+            "A": -width * self.size,
+            "T": -totals,
+        }
+
+    @property
+    def peak(self) -> int:
+        return int(self.total.max()) if self.sections else 0
+
+    def rank(self, preorder: str) -> _Ints:
+        """Each allocation's place in `preorder` (ties: input order)."""
+        columns = [np.arange(self.count)] + [self.keys[k] for k in reversed(preorder)]
+        rank = np.empty(self.count, np.int64)
+        rank[np.lexsort(columns)] = np.arange(self.count)
+        return rank
+
+
+class _Search:
+    """One depth-first search for offsets within `capacity`, in one preorder."""
+
+    def __init__(
+        self,
+        instance: _Instance,
+        capacity: int,
+        preorder: str,
+        nodes: int,
+        deadline: float,
+    ):
+        self.instance = instance
+        self.capacity = capacity
+        self.rank = instance.rank(preorder)
+        self.nodes = nodes
+        self.deadline = deadline
+        count = instance.count
+        self.total = instance.total.copy()
+        self.cuts = instance.cuts.copy()
+        self.lowest: _Ints = np.zeros(count + 1, np.int64)
+        """The lowest offset each allocation can take (the padding: never a minimum)."""
+        self.lowest[count] = np.iinfo(np.int64).max // 4
+        self.placed = np.zeros(count + 1, bool)
+        self.placed[count] = True
+        self.offsets: _Ints = np.zeros(count, np.int64)
+        self.lo: list[int] = instance.lo.tolist()
+        self.hi: list[int] = instance.hi.tolist()
+        self.sizes: list[int] = instance.size.tolist()
+
+    def run(self) -> bool:
+        """Whether the allocations fit; raises `_NodeLimit` or `_Timeout`."""
+        every = np.arange(self.instance.count, dtype=np.int64)
+        return self.instance.count == 0 or self._search(
+            every, 0, self.instance.sections, -1
+        )
+
+    def _wasted(self, sections: _Ints, offset: int) -> bool:
+        """Whether some of `sections` cannot hold what is left of it above its lowest offset."""
+        members = self.instance.section_members[sections]
+        floor = np.where(self.placed[members], self.lowest[-1], self.lowest[members])
+        lowest = np.maximum(floor.min(axis=1), offset)
+        return bool((lowest + self.total[sections] > self.capacity).any())
+
+    def _search(self, part: _Ints, first: int, stop: int, after: int) -> bool:
+        """Place the rest of `part` (in sections `[first, stop)`), canonically after key `after`."""
+        self.nodes -= 1
+        if self.nodes < 0:
+            raise _NodeLimit
+        if self.nodes & 255 == 0 and time.perf_counter() > self.deadline:
+            raise _Timeout
+        instance, lowest, placed, total = (
+            self.instance,
+            self.lowest,
+            self.placed,
+            self.total,
+        )
+        left = part[~placed[part]]
+        if len(left) == 0:
+            return True
+        keys = lowest[left] * instance.count + self.rank[left]
+        order = np.argsort(keys)
+        left, keys = left[order], keys[order]
+        min_top = int((lowest[left] + instance.size[left]).min())
+        limit = self.capacity - int(total[first:stop].max())
+        for j in range(int(np.searchsorted(keys, after)), len(left)):
+            b = int(left[j])
+            offset = int(lowest[b])
+            if offset >= min_top or offset > limit:
+                break
+            size, low, high = self.sizes[b], self.lo[b], self.hi[b]
+            top = offset + size
+            above = instance.neighbours[b]
+            above = above[~placed[above]]
+            raised = above[lowest[above] < top]
+            was = lowest[raised]
+            lowest[raised] = top
+            placed[b] = True
+            self.offsets[b] = offset
+            total[low:high] -= size
+            window_low, window_high = low, high
+            if len(raised):
+                window_low = min(low, int(instance.lo[raised].min()))
+                window_high = max(high, int(instance.hi[raised].max()))
+            # a section can newly overflow only where it is this full
+            suspect = total[window_low:window_high] > self.capacity - top
+            suspect[low - window_low : high - window_low] = total[low:high] > 0
+            sections = window_low + np.flatnonzero(suspect)
+            found = False
+            if not (len(sections) and self._wasted(sections, offset)):
+                found = self._split(part, first, stop, b, int(keys[j]))
+            total[low:high] += size
+            placed[b] = False
+            lowest[raised] = was
+            if found:
+                return True
+            if len(above) == 0:
+                break
+        return False
+
+    def _split(self, part: _Ints, first: int, stop: int, b: int, key: int) -> bool:
+        """Go on after placing `b`: apart on each side of boundaries no allocation left crosses."""
+        low, high = self.lo[b], self.hi[b]
+        cuts = self.cuts
+        cuts[low : high - 1] -= 1
+        try:
+            bounds = (low + 1 + np.flatnonzero(cuts[low : high - 1] == 0)).tolist()
+            if not bounds:
+                return self._search(part, first, stop, key)
+            bounds = [first, *bounds, stop]
+            left = part[~self.placed[part]]
+            lo, hi = self.instance.lo[left], self.instance.hi[left]
+            for begin, end in itertools.pairwise(bounds):
+                piece = left[(lo < end) & (hi > begin)]
+                if len(piece) and not self._search(piece, begin, end, -1):
+                    return False
+            return True
+        finally:
+            cuts[low : high - 1] += 1
+
+
+def fit(
+    instance: _Instance, capacity: int, deadline: float, budget: int | None = None
+) -> tuple[_Ints | None, int]:
+    """
+    Offsets within `capacity` (None: proved impossible) and the nodes
+    visited; raises `_Timeout` past `deadline` or `budget` nodes.
+    """
+    limit, visited = max(2, instance.count), 0
+    while True:
+        limit *= 2
+        for preorder in PREORDERS:
+            nodes = limit if budget is None else min(limit, budget - visited)
+            if nodes <= 0:
+                raise _Timeout
+            search = _Search(instance, capacity, preorder, nodes, deadline)
+            try:
+                fits = search.run()
+            except _NodeLimit:
+                visited += nodes
+                continue
+            visited += nodes - search.nodes
+            return (search.offsets if fits else None), visited
+
+
+def exact_layout(
+    allocations: Sequence[Allocation],
+    alignment: int,
+    incumbent: Layout,
+    time_limit: float,
+    *,
+    target: int | None = None,
+    node_budget: int | None = None,
+) -> ExactLayout:
+    """
+    The smallest arena the search finds within `time_limit` seconds (and
+    `node_budget` nodes, if given), never above `incumbent`'s. With a
+    `target`, it searches within the target first and stops at the first
+    layout that fits it. Otherwise it tries the live peak with half the time,
+    then bisects between the capacities it could not pack (proved too small,
+    or out of time) and the arena it packed, each try with half the time
+    left. `allocations` are in `incumbent`'s order.
+    """
+    start = time.perf_counter()
+    instance = _Instance(allocations, alignment)
+    lower = max(live_peak(allocations, alignment), instance.peak)
+    best, visited, low = incumbent, 0, lower
+    capacity = lower if target is None else max(lower, target)
+    recursion = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(recursion, 3 * instance.count + 1000))
+    try:
+        while capacity < best.arena_bytes:
+            left = start + time_limit - time.perf_counter()
+            share = left if target is not None and capacity == target else left / 2
+            budget = None if node_budget is None else node_budget - visited
+            try:
+                offsets, nodes = fit(
+                    instance, capacity, time.perf_counter() + share, budget
+                )
+            except _Timeout:
+                offsets, nodes = None, 0
+                if time.perf_counter() >= start + time_limit or budget == 0:
+                    break
+            else:
+                # empty stays are searched more strictly than they are: no proof
+                if offsets is None and not instance.has_empty:
+                    lower = capacity + alignment
+            visited += nodes
+            if offsets is None:
+                low = capacity + alignment
+            else:
+                best = _layout(instance, offsets, len(allocations))
+                if target is not None and best.arena_bytes <= target:
+                    break
+            high = best.arena_bytes - alignment
+            capacity = max(low, (low + high) // 2 // alignment * alignment)
+    finally:
+        sys.setrecursionlimit(recursion)
+    return ExactLayout(best, lower, visited)
+
+
+def _layout(instance: _Instance, offsets: _Ints, count: int) -> Layout:
+    """The layout of all `count` allocations (those without a size at 0)."""
+    every = [0] * count
+    for position, index in enumerate(instance.members):
+        every[index] = int(offsets[position])
+    tops = offsets + instance.size
+    return Layout(every, int(tops.max()) if len(tops) else 0, "exact")
