@@ -12,7 +12,7 @@ config = globals()["config"]  # provided by lit
 
 config.name = "HyperOffload"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]  # .test: tools that read no MLIR
 # upstream-corpus: upstream MLIR's own test files (their RUN lines are not
 # ours), read by bench/upstream_corpus.py.
 config.excludes = ["inputs", "python", "lit.cfg.py", "upstream-corpus"]
