@@ -55,21 +55,26 @@ def planning_loops(
 
 
 def warn_if_unmet(pass_name: str, loop: PlanningLoop, trial: Trial) -> None:
-    """A warning when the best plan found peaks above its target."""
+    """
+    A warning when the best plan found misses its target, in live bytes or
+    in addresses: it gives both figures, the peak and the arena.
+    """
     if trial.fits(trial.target):
         return
     peak = trial.result.peak_hbm_bytes
     needs = (
-        f"peaks at {format_bytes(peak)}"
+        f"peaks at {format_bytes(peak)}, above the target of "
+        f"{format_bytes(trial.target)}, and its layout needs an arena of "
+        f"{format_bytes(trial.arena_bytes)}"
         if peak > trial.target
         else f"peaks at {format_bytes(peak)} but its layout needs an arena of "
-        f"{format_bytes(trial.arena_bytes)}"
+        f"{format_bytes(trial.arena_bytes)}, above the target of "
+        f"{format_bytes(trial.target)}"
     )
     emit(
         pass_name,
         Severity.WARNING,
-        f"@{loop.function.sym_name.data}: the best plan found {needs}, above the "
-        f"target of {format_bytes(trial.target)}",
+        f"@{loop.function.sym_name.data}: the best plan found {needs}",
     )
 
 
