@@ -23,6 +23,9 @@ direction of each link can move data for as long as the op runs; a store
 takes that time from the ops after its producer, a fetch from the ops right
 before the use after its gap, and a transfer on a staged link (`ssd` through
 `host`) takes `bytes / bandwidth` of the link it is staged through too.
+Transfers are priced at the bandwidth a direction keeps while the other is
+busy (`Link.duplex_efficiency`: a drive's reads and writes share it), since
+a plan's stores and fetches overlap.
 
 ```python
 plans = choose_tiers(plans, graph, hardware, (Tier.HOST, Tier.SSD))
@@ -42,7 +45,7 @@ import numpy.typing as npt
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.sim.compression import Compressed, transfer_time
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 if TYPE_CHECKING:
@@ -75,8 +78,13 @@ class _Copy:
         )
 
     def time(self, hardware: Hardware, tier: Tier, to_device: bool) -> float:
-        """When a store (or fetch) of it through `tier`'s link is done."""
-        link = hardware.link(tier)
+        """
+        When a store (or fetch) of it through `tier`'s link is done, at the
+        bandwidth left while the other direction is busy (`duplex_efficiency`:
+        the chooser cannot know that it will not be, and a plan's stores and
+        fetches do overlap).
+        """
+        link = _shared(hardware.link(tier))
         return transfer_time(link, self.plan.info.bytes, to_device, self.compressed)
 
     def round_trip(self, hardware: Hardware, tier: Tier) -> float:
@@ -171,6 +179,18 @@ class _Room:
         """Hold a copy in `tier` over `span` and reserve its link time."""
         self.hold(tier, copy.bytes, span)
         self.reserve(copy, tier)
+
+
+def _shared(link: Link) -> Link:
+    """`link` with the bandwidth each direction keeps while the other is busy."""
+    if link.duplex_efficiency >= 1:
+        return link
+    return replace(
+        link,
+        bandwidth_to_device=link.bandwidth_to_device * link.duplex_efficiency,
+        bandwidth_from_device=link.bandwidth_from_device * link.duplex_efficiency,
+        duplex_efficiency=1.0,
+    )
 
 
 def _span(plan: ValuePlan, ops: int) -> tuple[int, int]:

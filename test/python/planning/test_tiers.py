@@ -122,6 +122,21 @@ def test_a_long_gap_goes_to_ssd_and_a_short_one_to_host(ctx: Context):
     assert tiers_of(chosen) == {"%a": Tier.SSD, "%b": Tier.HOST}
 
 
+def test_a_link_whose_directions_share_it_is_priced_at_its_shared_bandwidth(
+    ctx: Context,
+):
+    # A drive keeping 40% of each direction while the other is busy: %a's
+    # ssd round trip is priced at 20.48 / 0.4 = 51.2 us, more than its
+    # 43.008 us gap (a plan's stores and fetches overlap), so %a goes to
+    # host, the slowest tier left that hides it.
+    _, graph = graph_of(ctx, TWO_GAPS)
+    device = hardware()
+    ssd = replace(device.links[Tier.SSD], duplex_efficiency=0.4)
+    shared = replace(device, links={**device.links, Tier.SSD: ssd})
+    chosen = choose_tiers([stored(graph, "%a"), stored(graph, "%b")], graph, shared)
+    assert tiers_of(chosen) == {"%a": Tier.HOST, "%b": Tier.HOST}
+
+
 def test_the_allowed_tiers_restrict_the_choice(ctx: Context):
     _, graph = graph_of(ctx, TWO_GAPS)
     plans = [stored(graph, "%a"), stored(graph, "%b")]
