@@ -49,7 +49,7 @@ _Ints = np.ndarray[Any, np.dtype[np.int64]]
 
 
 class _Timeout(Exception):
-    """The deadline passed."""
+    """The deadline passed, or the nodes ran out (`args[0]`: the nodes visited)."""
 
 
 class _NodeLimit(Exception):
@@ -198,7 +198,7 @@ class _Search:
         if self.nodes < 0:
             raise _NodeLimit
         if self.nodes & 255 == 0 and time.perf_counter() > self.deadline:
-            raise _Timeout
+            raise _Timeout(0)
         instance, lowest, placed, total = (
             self.instance,
             self.lowest,
@@ -269,26 +269,43 @@ class _Search:
             cuts[low : high - 1] += 1
 
 
+class _Budget:
+    """What a search may still spend: a deadline and, optionally, nodes."""
+
+    def __init__(self, deadline: float, nodes: int | None):
+        self.deadline = deadline
+        self.nodes = nodes
+
+    def share(self, fraction: float, now: float) -> _Budget:
+        """`fraction` of what is left, for one try."""
+        nodes = None if self.nodes is None else max(1, int(self.nodes * fraction))
+        return _Budget(now + (self.deadline - now) * fraction, nodes)
+
+
 def fit(
-    instance: _Instance, capacity: int, deadline: float, budget: int | None = None
+    instance: _Instance, capacity: int, budget: _Budget
 ) -> tuple[_Ints | None, int]:
     """
     Offsets within `capacity` (None: proved impossible) and the nodes
-    visited; raises `_Timeout` past `deadline` or `budget` nodes.
+    visited; raises `_Timeout` past the budget's deadline or nodes.
     """
     limit, visited = max(2, instance.count), 0
     while True:
         limit *= 2
         for preorder in PREORDERS:
-            nodes = limit if budget is None else min(limit, budget - visited)
+            nodes = (
+                limit if budget.nodes is None else min(limit, budget.nodes - visited)
+            )
             if nodes <= 0:
-                raise _Timeout
-            search = _Search(instance, capacity, preorder, nodes, deadline)
+                raise _Timeout(visited)
+            search = _Search(instance, capacity, preorder, nodes, budget.deadline)
             try:
                 fits = search.run()
             except _NodeLimit:
                 visited += nodes
                 continue
+            except _Timeout:
+                raise _Timeout(visited + nodes - search.nodes) from None
             visited += nodes - search.nodes
             return (search.offsets if fits else None), visited
 
@@ -304,38 +321,41 @@ def exact_layout(
 ) -> ExactLayout:
     """
     The smallest arena the search finds within `time_limit` seconds (and
-    `node_budget` nodes, if given), never above `incumbent`'s. With a
-    `target`, it searches within the target first and stops at the first
-    layout that fits it. Otherwise it tries the live peak with half the time,
-    then bisects between the capacities it could not pack (proved too small,
-    or out of time) and the arena it packed, each try with half the time
-    left. `allocations` are in `incumbent`'s order.
+    `node_budget` nodes, if given), never above `incumbent`'s. It tries a
+    first capacity, then bisects between the capacities it could not pack
+    (proved too small, or out of budget) and the arena it packed, each try
+    with half the budget left. The first capacity is the live peak (with
+    half the budget), or `target` (with 80% of it): with a target it stops
+    at the first layout that fits it. `allocations` are in `incumbent`'s
+    order.
     """
     start = time.perf_counter()
+    budget = _Budget(start + time_limit, node_budget)
     instance = _Instance(allocations, alignment)
     lower = max(live_peak(allocations, alignment), instance.peak)
     best, visited, low = incumbent, 0, lower
     capacity = lower if target is None else max(lower, target)
+    fraction = 0.5 if target is None else 0.8
     recursion = sys.getrecursionlimit()
     sys.setrecursionlimit(max(recursion, 3 * instance.count + 1000))
     try:
-        while capacity < best.arena_bytes:
-            left = start + time_limit - time.perf_counter()
-            share = left if target is not None and capacity == target else left / 2
-            budget = None if node_budget is None else node_budget - visited
+        while capacity < best.arena_bytes and time.perf_counter() < budget.deadline:
+            if budget.nodes is not None and budget.nodes <= 0:
+                break
             try:
                 offsets, nodes = fit(
-                    instance, capacity, time.perf_counter() + share, budget
+                    instance, capacity, budget.share(fraction, time.perf_counter())
                 )
-            except _Timeout:
-                offsets, nodes = None, 0
-                if time.perf_counter() >= start + time_limit or budget == 0:
-                    break
+            except _Timeout as out:
+                offsets, nodes = None, int(out.args[0])
             else:
                 # empty stays are searched more strictly than they are: no proof
                 if offsets is None and not instance.has_empty:
                     lower = capacity + alignment
             visited += nodes
+            if budget.nodes is not None:
+                budget.nodes -= nodes
+            fraction = 0.5
             if offsets is None:
                 low = capacity + alignment
             else:

@@ -43,10 +43,10 @@ STRATEGIES = ("auto", "best-fit", "hill-climb", "exact")
 EXACT_TIME_LIMIT = 10.0
 """Seconds `strategy="exact"` searches by default."""
 
-AUTO_EXACT_MAX = 1000
+AUTO_EXACT_MAX = 300
 """`auto` runs the exact search on at most this many allocations..."""
 
-AUTO_EXACT_NODES = 2
+AUTO_EXACT_NODES = 10
 """...visiting at most this many search nodes per allocation (a bound independent of the machine)."""
 
 _Ints = np.ndarray[Any, np.dtype[np.int64]]
