@@ -168,9 +168,10 @@ class _Search:
         count = instance.count
         self.total = instance.total.copy()
         self.cuts = instance.cuts.copy()
+        self.never = np.iinfo(np.int64).max // 4
         self.lowest: _Ints = np.zeros(count + 1, np.int64)
-        """The lowest offset each allocation can take (the padding: never a minimum)."""
-        self.lowest[count] = np.iinfo(np.int64).max // 4
+        """The lowest offset each allocation left can take (`never` once placed, and for the padding)."""
+        self.lowest[count] = self.never
         self.placed = np.zeros(count + 1, bool)
         self.placed[count] = True
         self.offsets: _Ints = np.zeros(count, np.int64)
@@ -188,8 +189,7 @@ class _Search:
     def _wasted(self, sections: _Ints, offset: int) -> bool:
         """Whether some of `sections` cannot hold what is left of it above its lowest offset."""
         members = self.instance.section_members[sections]
-        floor = np.where(self.placed[members], self.lowest[-1], self.lowest[members])
-        lowest = np.maximum(floor.min(axis=1), offset)
+        lowest = np.maximum(self.lowest[members].min(axis=1), offset)
         return bool((lowest + self.total[sections] > self.capacity).any())
 
     def _search(self, part: _Ints, first: int, stop: int, after: int) -> bool:
@@ -225,9 +225,12 @@ class _Search:
             raised = above[lowest[above] < top]
             was = lowest[raised]
             lowest[raised] = top
+            lowest[b] = self.never
             placed[b] = True
             self.offsets[b] = offset
             total[low:high] -= size
+            # (the allocations left: all in the part, whose sections alone
+            # are placed upwards from `offset`)
             window_low, window_high = low, high
             if len(raised):
                 window_low = min(low, int(instance.lo[raised].min()))
@@ -241,6 +244,7 @@ class _Search:
                 found = self._split(part, first, stop, b, int(keys[j]))
             total[low:high] += size
             placed[b] = False
+            lowest[b] = offset
             lowest[raised] = was
             if found:
                 return True
