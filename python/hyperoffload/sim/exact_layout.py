@@ -20,7 +20,8 @@ one of these, so the search is complete. It prunes with MiniMalloc's rules:
   boundary, the two sides are solved apart.
 
 Three static preorders (by lifetime width, area and section total, as
-MiniMalloc orders them) take turns under a node limit that doubles.
+MiniMalloc orders them) take turns, each search going on where it paused
+(MiniMalloc restarts them under a node limit that doubles).
 
 ```python
 result = exact_layout(allocations, alignment=1, time_limit=10.0, incumbent=layout)
@@ -34,7 +35,7 @@ from __future__ import annotations
 import itertools
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,15 +46,14 @@ from hyperoffload.sim.layout import Allocation, Layout, aligned, live_peak
 PREORDERS = ("WAT", "TAW", "TWA")
 """MiniMalloc's preorders: keys by `W`idth of lifetime, `A`rea, section `T`otal."""
 
+QUANTUM = 1000
+"""Nodes each preorder's search visits in its turn."""
+
 _Ints = np.ndarray[Any, np.dtype[np.int64]]
 
 
 class _Timeout(Exception):
     """The deadline passed, or the nodes ran out (`args[0]`: the nodes visited)."""
-
-
-class _NodeLimit(Exception):
-    """The node limit of one preorder's turn ran out."""
 
 
 @dataclass(frozen=True)
@@ -157,13 +157,14 @@ class _Search:
         instance: _Instance,
         capacity: int,
         preorder: str,
-        nodes: int,
         deadline: float,
     ):
         self.instance = instance
         self.capacity = capacity
         self.rank = instance.rank(preorder)
-        self.nodes = nodes
+        self.nodes = 0
+        """Nodes it may visit before it pauses."""
+        self.visited = 0
         self.deadline = deadline
         count = instance.count
         self.total = instance.total.copy()
@@ -179,12 +180,15 @@ class _Search:
         self.hi: list[int] = instance.hi.tolist()
         self.sizes: list[int] = instance.size.tolist()
 
-    def run(self) -> bool:
-        """Whether the allocations fit; raises `_NodeLimit` or `_Timeout`."""
+    def run(self) -> Generator[None, None, bool]:
+        """
+        Whether the allocations fit; pauses (yields) each time its `nodes`
+        run out, to go on once given more; raises `_Timeout`.
+        """
         every = np.arange(self.instance.count, dtype=np.int64)
-        return self.instance.count == 0 or self._search(
-            every, 0, self.instance.sections, -1
-        )
+        if self.instance.count == 0:
+            return True
+        return (yield from self._search(every, 0, self.instance.sections, -1))
 
     def _wasted(self, sections: _Ints, offset: int) -> bool:
         """Whether some of `sections` cannot hold what is left of it above its lowest offset."""
@@ -192,12 +196,15 @@ class _Search:
         lowest = np.maximum(self.lowest[members].min(axis=1), offset)
         return bool((lowest + self.total[sections] > self.capacity).any())
 
-    def _search(self, part: _Ints, first: int, stop: int, after: int) -> bool:
+    def _search(
+        self, part: _Ints, first: int, stop: int, after: int
+    ) -> Generator[None, None, bool]:
         """Place the rest of `part` (in sections `[first, stop)`), canonically after key `after`."""
         self.nodes -= 1
-        if self.nodes < 0:
-            raise _NodeLimit
-        if self.nodes & 255 == 0 and time.perf_counter() > self.deadline:
+        self.visited += 1
+        while self.nodes < 0:
+            yield
+        if self.visited & 255 == 0 and time.perf_counter() > self.deadline:
             raise _Timeout(0)
         instance, lowest, placed, total = (
             self.instance,
@@ -241,7 +248,7 @@ class _Search:
             sections = window_low + np.flatnonzero(suspect)
             found = False
             if not (len(sections) and self._wasted(sections, offset)):
-                found = self._split(part, first, stop, b, int(keys[j]))
+                found = yield from self._split(part, first, stop, b, int(keys[j]))
             total[low:high] += size
             placed[b] = False
             lowest[b] = offset
@@ -252,7 +259,9 @@ class _Search:
                 break
         return False
 
-    def _split(self, part: _Ints, first: int, stop: int, b: int, key: int) -> bool:
+    def _split(
+        self, part: _Ints, first: int, stop: int, b: int, key: int
+    ) -> Generator[None, None, bool]:
         """Go on after placing `b`: apart on each side of boundaries no allocation left crosses."""
         low, high = self.lo[b], self.hi[b]
         cuts = self.cuts
@@ -260,13 +269,13 @@ class _Search:
         try:
             bounds = (low + 1 + np.flatnonzero(cuts[low : high - 1] == 0)).tolist()
             if not bounds:
-                return self._search(part, first, stop, key)
+                return (yield from self._search(part, first, stop, key))
             bounds = [first, *bounds, stop]
             left = part[~self.placed[part]]
             lo, hi = self.instance.lo[left], self.instance.hi[left]
             for begin, end in itertools.pairwise(bounds):
                 piece = left[(lo < end) & (hi > begin)]
-                if len(piece) and not self._search(piece, begin, end, -1):
+                if len(piece) and not (yield from self._search(piece, begin, end, -1)):
                     return False
             return True
         finally:
@@ -291,27 +300,29 @@ def fit(
 ) -> tuple[_Ints | None, int]:
     """
     Offsets within `capacity` (None: proved impossible) and the nodes
-    visited; raises `_Timeout` past the budget's deadline or nodes.
+    visited; raises `_Timeout` past the budget's deadline or nodes. The
+    preorders' searches take turns of `QUANTUM` nodes, each going on from
+    where it paused, until one of them finishes.
     """
-    limit, visited = max(2, instance.count), 0
+    searches = [_Search(instance, capacity, p, budget.deadline) for p in PREORDERS]
+    runs = [search.run() for search in searches]
+    visited = 0
     while True:
-        limit *= 2
-        for preorder in PREORDERS:
-            nodes = (
-                limit if budget.nodes is None else min(limit, budget.nodes - visited)
-            )
-            if nodes <= 0:
-                raise _Timeout(visited)
-            search = _Search(instance, capacity, preorder, nodes, budget.deadline)
+        for search, run in zip(searches, runs, strict=True):
+            quantum = QUANTUM
+            if budget.nodes is not None:
+                quantum = min(quantum, budget.nodes - visited)
+                if quantum <= 0:
+                    raise _Timeout(visited)
+            search.nodes = quantum
             try:
-                fits = search.run()
-            except _NodeLimit:
-                visited += nodes
-                continue
+                next(run)
+            except StopIteration as done:
+                visited += quantum - search.nodes
+                return (search.offsets if done.value else None), visited
             except _Timeout:
-                raise _Timeout(visited + nodes - search.nodes) from None
-            visited += nodes - search.nodes
-            return (search.offsets if fits else None), visited
+                raise _Timeout(visited + quantum - search.nodes) from None
+            visited += quantum
 
 
 def exact_layout(
