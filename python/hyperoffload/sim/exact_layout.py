@@ -295,7 +295,7 @@ class _Budget:
         return _Budget(now + (self.deadline - now) * fraction, nodes)
 
 
-def fit(
+def _fit(
     instance: _Instance, capacity: int, budget: _Budget
 ) -> tuple[_Ints | None, int]:
     """
@@ -358,7 +358,7 @@ def exact_layout(
             if budget.nodes is not None and budget.nodes <= 0:
                 break
             try:
-                offsets, nodes = fit(
+                offsets, nodes = _fit(
                     instance, capacity, budget.share(fraction, time.perf_counter())
                 )
             except _Timeout as out:
