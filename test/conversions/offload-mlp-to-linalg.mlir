@@ -23,23 +23,25 @@
 
 // The weights arrive in their tiers' memory spaces (remote 1, host 2) and are
 // copied into device buffers that the matmuls read once the copies are
-// awaited; the hidden activation goes to the remote tier and comes back.
+// awaited; the hidden activation goes to the remote tier and comes back,
+// while the second weight is fetched beside it.
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME:    (%arg0: memref<8x16xf32>, %arg1: memref<16x32xf32, 1>, %arg2: memref<32x16xf32, 2>) -> memref<8x16xf32>
 // CHECK:         %[[W1:[a-z_0-9]+]] = memref.alloc() : memref<16x32xf32>
 // CHECK:         memref.dma_start %arg1[%{{.*}}], %[[W1]][%{{.*}}], %c512, %[[T1:[a-z_0-9]+]][
-// CHECK:         %[[W2:[a-z_0-9]+]] = memref.alloc() : memref<32x16xf32>
-// CHECK:         memref.dma_start %arg2[%{{.*}}], %[[W2]][
 // CHECK:         memref.dma_wait %[[T1]][
 // CHECK-NEXT:    linalg.matmul ins(%arg0, %[[W1]] : memref<8x16xf32>, memref<16x32xf32>) outs(%[[H:[a-z_0-9]+]] : memref<8x32xf32>)
+// CHECK-NEXT:    memref.dealloc %[[W1]] : memref<16x32xf32>
 // CHECK-NEXT:    %[[HR:[a-z_0-9]+]] = memref.alloc() : memref<8x32xf32, 1>
 // CHECK:         memref.dma_start %[[H]][%{{.*}}], %[[HR]][%{{.*}}], %c256
-// CHECK-NEXT:    memref.dealloc %[[W1]] : memref<16x32xf32>
 // CHECK-NEXT:    memref.dma_wait
-// CHECK-NEXT:    %[[HD:[a-z_0-9]+]] = memref.alloc() : memref<8x32xf32>
+// CHECK-NEXT:    %[[W2:[a-z_0-9]+]] = memref.alloc() : memref<32x16xf32>
+// CHECK:         memref.dma_start %arg2[%{{.*}}], %[[W2]][
+// CHECK:         %[[HD:[a-z_0-9]+]] = memref.alloc() : memref<8x32xf32>
 // CHECK:         memref.dma_start %[[HR]][%{{.*}}], %[[HD]][%{{.*}}], %c256
 // CHECK:         memref.dma_wait
-// CHECK:         linalg.matmul ins(%[[HD]], %[[W2]] : memref<8x32xf32>, memref<32x16xf32>)
+// CHECK:         memref.dma_wait
+// CHECK-NEXT:    linalg.matmul ins(%[[HD]], %[[W2]] : memref<8x32xf32>, memref<32x16xf32>)
 // CHECK-NEXT:    memref.dealloc %[[HD]] : memref<8x32xf32>
 // CHECK-NEXT:    memref.dealloc %[[W2]] : memref<32x16xf32>
 // CHECK-NEXT:    return
@@ -48,8 +50,8 @@
 // LLVM-NOT:  memref
 // LLVM:      llvm.func @mlp(%arg0: !llvm.ptr, {{.*}}, %arg7: !llvm.ptr<1>, {{.*}}, %arg14: !llvm.ptr<2>,
 // LLVM:      "llvm.intr.memcpy"({{.*}}) <{isVolatile = false}> : (!llvm.ptr, !llvm.ptr<1>, i64) -> ()
-// LLVM:      "llvm.intr.memcpy"({{.*}}) <{isVolatile = false}> : (!llvm.ptr, !llvm.ptr<2>, i64) -> ()
 // LLVM:      "llvm.intr.memcpy"({{.*}}) <{isVolatile = false}> : (!llvm.ptr<1>, !llvm.ptr, i64) -> ()
+// LLVM:      "llvm.intr.memcpy"({{.*}}) <{isVolatile = false}> : (!llvm.ptr, !llvm.ptr<2>, i64) -> ()
 // LLVM:      "llvm.intr.memcpy"({{.*}}) <{isVolatile = false}> : (!llvm.ptr, !llvm.ptr<1>, i64) -> ()
 // LLVM:      llvm.call @free
 // LLVM-NOT:  memref
