@@ -1,8 +1,10 @@
 """`hyperoffload-opt`: xDSL's `xdsl-opt` with the HyperOffload dialect and passes."""
 
+import argparse
 import io
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -14,6 +16,7 @@ from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.support.outputs import Outputs
 from hyperoffload.tools.command_line import report_error, run_reporting_errors
+from hyperoffload.tools.pass_help import PassFactory, describe_passes
 
 DESCRIPTION = """\
 HyperOffload optimizer driver. Reads MLIR in custom or generic form: every
@@ -31,7 +34,56 @@ class _PendingOutput(io.StringIO):
         pass  # the driver closes its output stream whether or not the run failed
 
 
+class _PrintAndExit(argparse.Action):
+    """An option that prints a text (the passes and their options) and exits 0."""
+
+    def __init__(
+        self, option_strings: list[str], dest: str, text: Callable[[], str], help: str
+    ):
+        super().__init__(option_strings, dest, nargs=0, help=help)
+        self.text = text
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(self.text())
+        parser.exit()
+
+
 class HyperoffloadOptMain(xDSLOptMain):
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        """xDSL's arguments; the help and `--list-passes` describe our passes first."""
+        super().register_all_arguments(arg_parser)
+        ours = self.our_passes()
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        arg_parser.description = (
+            f"{arg_parser.description}\n\nHyperOffload's passes (-p):\n\n"
+            + textwrap.indent(describe_passes(ours), "  ")
+        )
+        for action in arg_parser._actions:  # pyright: ignore[reportPrivateUsage]
+            if "--passes" in action.option_strings:
+                action.help = (
+                    f"Pass pipeline, e.g. 'hyperoffload-pipeline{{hbm-capacity=32GB}}'. "
+                    f"Ours: {', '.join(sorted(ours))}; their options: --list-passes; "
+                    "xDSL's passes are available too: --all-passes."
+                )
+        arg_parser.add_argument(
+            "--list-passes",
+            action=_PrintAndExit,
+            text=lambda: describe_passes(ours),
+            help="List HyperOffload's passes with their options and exit.",
+        )
+        arg_parser.add_argument(
+            "--all-passes",
+            action=_PrintAndExit,
+            text=lambda: "\n".join(sorted(self.available_passes)) + "\n",
+            help="List every pass name, xDSL's included, and exit.",
+        )
+
+    @staticmethod
+    def our_passes() -> dict[str, PassFactory]:
+        from hyperoffload.passes import get_all_passes
+
+        return get_all_passes()
+
     def register_all_dialects(self):
         from hyperoffload.ir.context import all_dialects
 
@@ -39,10 +91,8 @@ class HyperoffloadOptMain(xDSLOptMain):
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self):
-        from hyperoffload.passes import get_all_passes
-
         super().register_all_passes()
-        for name, factory in get_all_passes().items():
+        for name, factory in self.our_passes().items():
             self.register_pass(name, factory)
 
     def register_all_targets(self):
