@@ -249,7 +249,7 @@ def load_dialect(context: Any) -> None:
     `print_generic_format`). The context may be of any copy of the MLIR
     bindings that has the `irdl` dialect (`mlir`, `torch_mlir`).
     """
-    from hyperoffload.tools.export_irdl import irdl_text
+    from hyperoffload.ir.irdl_export import irdl_text
 
     if getattr(context, "_hyperoffload_loaded", False):
         return

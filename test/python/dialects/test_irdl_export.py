@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from hyperoffload.tools.export_irdl import DEFAULT_OUTPUT, irdl_text, main
+from hyperoffload.ir.irdl_export import irdl_text
+from hyperoffload.tools.export_irdl import DEFAULT_OUTPUT, main
 
 
 def test_checked_in_irdl_is_current() -> None:
