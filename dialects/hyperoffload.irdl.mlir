@@ -26,5 +26,17 @@ builtin.module {
       %7 = irdl.any
       irdl.operands(value: %7)
     }
+    irdl.operation @reduce_scatter {
+      %8 = irdl.any
+      irdl.operands(input: %8)
+      %9 = irdl.any
+      irdl.results(result: %9)
+    }
+    irdl.operation @all_gather {
+      %10 = irdl.any
+      irdl.operands(input: %10)
+      %11 = irdl.any
+      irdl.results(result: %11)
+    }
   }
 }

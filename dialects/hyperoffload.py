@@ -51,6 +51,7 @@ from xdsl.printer import Printer
 from xdsl.traits import MemoryAllocEffect, MemoryFreeEffect, MemoryReadEffect
 from xdsl.utils.exceptions import VerifyException
 
+from hyperoffload.dialects.collectives import COLLECTIVE_OPS
 from hyperoffload.support.quantize import Compression
 from hyperoffload.support.tiers import Tier
 
@@ -422,6 +423,6 @@ OFFLOAD_OPS = (PrefetchOp, StoreOp, DetachOp)
 
 Hyperoffload = Dialect(
     "hyperoffload",
-    list(OFFLOAD_OPS),
+    [*OFFLOAD_OPS, *COLLECTIVE_OPS],
     [TierAttr, RemoteType],
 )
