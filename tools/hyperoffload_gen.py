@@ -12,6 +12,8 @@ hyperoffload-gen deepseek-v3 --mode prefill --layers 1 --dense-layers 0 \\
     --seq 2048 --dtype bf16 -o deepseek_v3_moe_layer.mlir
 hyperoffload-gen llama2-7b --mode decode --kv-len 123000 --dtype f16 \\
     --attention window --window 4096 --sinks 4 --kv-block 4096 -o l7_window.mlir
+hyperoffload-gen tiny-llama --mode decode --kv-len 64 --attention topk \\
+    --kv-block 16 --topk 1 --sinks 4 --recent 16 -o tiny_topk_decode.mlir
 hyperoffload-gen mixtral-8x7b --mode decode --layers 1 --experts routed \\
     --dtype bf16 -o mixtral_routed_decode.mlir
 hyperoffload-gen deepseek-v3 --layers 2 --dense-layers 0 \\
@@ -78,6 +80,8 @@ EXPORT_ONLY = (
     "kv_block",
     "window",
     "sinks",
+    "topk",
+    "recent",
     "experts",
     "optimizer",
     "grad_accum",
@@ -125,8 +129,11 @@ def _arguments() -> argparse.ArgumentParser:
         choices=ATTENTION_KINDS,
         default="full",
         help="full (one cache tensor per layer), blocked (online softmax over "
-        "KV blocks) or window (sliding window plus sinks, in blocks); "
-        "prefill and decode only for the last two (default: %(default)s)",
+        "KV blocks), window (sliding window plus sinks, in blocks) or topk "
+        "(sinks, recent positions and the --topk blocks whose key summaries "
+        "bound q.k highest, gathered from a pooled cache); prefill and decode "
+        "only for blocked and window, decode only for topk "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--kv-block",
@@ -140,7 +147,18 @@ def _arguments() -> argparse.ArgumentParser:
         "--sinks",
         type=int,
         help="attention sinks: leading positions every query sees "
-        "(--attention window; default: 0)",
+        "(--attention window or topk; default: 0)",
+    )
+    parser.add_argument(
+        "--topk",
+        type=int,
+        help="blocks a decode step selects by their key summaries (--attention topk)",
+    )
+    parser.add_argument(
+        "--recent",
+        type=int,
+        help="newest positions a decode step always sees (--attention topk; "
+        "default: --kv-block)",
     )
     parser.add_argument(
         "--experts",
@@ -232,11 +250,26 @@ def attention_spec(options: argparse.Namespace) -> AttentionSpec:
     variant does not take (values are checked by the export).
     """
     kind: str = options.attention
+    if kind != "topk" and (options.topk is not None or options.recent is not None):
+        raise ValueError("--topk and --recent need --attention topk")
+    if kind == "topk":
+        if options.window is not None:
+            raise ValueError("--window needs --attention window")
+        if options.topk is None:
+            raise ValueError("--attention topk needs --topk")
+        block = DEFAULT_KV_BLOCK if options.kv_block is None else options.kv_block
+        return AttentionSpec(
+            "topk",
+            block,
+            sinks=options.sinks or 0,
+            topk=options.topk,
+            recent=block if options.recent is None else options.recent,
+        )
     if kind != "window" and (options.window is not None or options.sinks is not None):
         raise ValueError("--window and --sinks need --attention window")
     if kind == "full" and options.kv_block is not None:
         raise ValueError(
-            "--kv-block needs --attention blocked or window "
+            "--kv-block needs --attention blocked or window (or topk) "
             "(full attention reads one cache tensor per layer)"
         )
     if kind == "window" and options.window is None:
@@ -421,11 +454,21 @@ def _attention_title(spec: AttentionSpec) -> str:
     """`, attention window 4096 + 4 sinks, blocks of 4096` (nothing for full)."""
     if not spec.in_blocks:
         return ""
+    if spec.kind == "topk":
+        return (
+            f", attention top-{spec.topk} blocks + {spec.sinks} sinks + "
+            f"{spec.recent} recent, blocks of {spec.block}"
+        )
     window = f" {spec.window} + {spec.sinks} sinks" if spec.kind == "window" else ""
     return f", attention {spec.kind}{window}, blocks of {spec.block}"
 
 
 def main(args: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if args is None else list(args)
+    if any(a == "--module" or a.startswith("--module=") for a in argv):
+        from hyperoffload.tools import hyperoffload_gen_module
+
+        return run_reporting_errors(TOOL, lambda: hyperoffload_gen_module.run(argv))
     return run_reporting_errors(TOOL, lambda: _run(args))
 
 

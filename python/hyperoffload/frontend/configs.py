@@ -17,8 +17,8 @@ from hyperoffload.support.kv_blocks import blocks_read
 
 Family = Literal["llama", "gpt", "moe"]
 
-AttentionKind = Literal["full", "blocked", "window"]
-ATTENTION_KINDS: tuple[AttentionKind, ...] = ("full", "blocked", "window")
+AttentionKind = Literal["full", "blocked", "window", "topk"]
+ATTENTION_KINDS: tuple[AttentionKind, ...] = ("full", "blocked", "window", "topk")
 """Attention variants (see `AttentionSpec`)."""
 
 DEFAULT_KV_BLOCK = 16
@@ -73,6 +73,11 @@ class AttentionSpec:
       sinks (StreamingLLM): the query at position p sees the keys at
       [0, sinks) and [p - window, p] (causal), computed block by block like
       ``blocked``; a decode step reads only the blocks that hold such keys.
+    * ``topk``: query-aware block selection (Quest): a decode step sees the
+      `sinks`, the `recent` newest positions and the `topk` blocks whose
+      per-channel key minimum and maximum give the highest upper bound of
+      q·k (`hyperoffload.frontend.topk_attention`), gathered from the
+      layer's pooled cache; a prefill is ``blocked``'s.
 
     >>> spec = AttentionSpec("window", block=16, window=32, sinks=4)
     >>> spec.decode_blocks(70)
@@ -83,6 +88,10 @@ class AttentionSpec:
     block: int = DEFAULT_KV_BLOCK
     window: int = 0
     sinks: int = 0
+    topk: int = 0
+    """Blocks a ``topk`` step selects (besides its sinks and recent positions)."""
+    recent: int = 0
+    """The newest positions a ``topk`` step always sees."""
 
     @property
     def in_blocks(self) -> bool:
@@ -145,6 +154,12 @@ class AttentionSpec:
         """
         if not self.in_blocks:
             return ""
+        if self.kind == "topk":
+            return (
+                f'{{attention = "topk", block = {self.block} : i64, '
+                f"topk = {self.topk} : i64, sinks = {self.sinks} : i64, "
+                f"recent = {self.recent} : i64, kv_len = {kv_len} : i64}}"
+            )
         return (
             f'{{attention = "{self.kind}", block = {self.block} : i64, '
             f"window = {self.window} : i64, sinks = {self.sinks} : i64, "

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hyperoffload.frontend.configs import ModelConfig
+from hyperoffload.frontend.topk_attention import PooledCache
 
 KV = tuple[Tensor, Tensor]
 
@@ -52,6 +53,12 @@ class KVBlocks:
 
 LayerCache = KV | KVBlocks
 """A layer's cache: one `(k, v)` pair (full attention) or blocks."""
+
+PastCache = LayerCache | PooledCache
+"""
+What a step reads of a layer's past: a `LayerCache`, or a pool of blocks
+with key summaries (a ``topk`` decode step).
+"""
 
 
 # ------------------------------------------------------------------ building blocks
@@ -138,7 +145,7 @@ class Attention(nn.Module):
         x: Tensor,
         rope: tuple[Tensor, Tensor] | None,
         mask: Tensor | None,
-        past: LayerCache | None,
+        past: PastCache | None,
         offset: int = 0,
     ) -> tuple[Tensor, LayerCache]:
         """
@@ -151,7 +158,10 @@ class Attention(nn.Module):
         if rope is not None:
             q = apply_rope(q, *rope)
         cache: LayerCache
-        if cfg.attention.in_blocks:
+        if isinstance(past, PooledCache):
+            k, v = cache = self._project_kv(x, rope)
+            out = past.attend(q, k, v)
+        elif cfg.attention.in_blocks:
             out, cache = self._attend_blocks(x, rope, q, past, offset)
         elif isinstance(past, KVBlocks):
             raise ValueError("a cache in blocks needs a blocked attention variant")
@@ -501,7 +511,7 @@ class LlamaBlock(nn.Module):
         x: Tensor,
         rope: tuple[Tensor, Tensor],
         mask: Tensor | None,
-        past: LayerCache | None,
+        past: PastCache | None,
         offset: int = 0,
     ) -> tuple[Tensor, LayerCache]:
         attn, cache = self.attention(self.attention_norm(x), rope, mask, past, offset)
@@ -534,7 +544,7 @@ class Llama(nn.Module):
     def forward(
         self,
         tokens: Tensor,
-        past: Sequence[LayerCache] | None = None,
+        past: Sequence[PastCache] | None = None,
         offset: int = 0,
         head: bool = True,
     ) -> tuple[Tensor, list[LayerCache]]:
@@ -573,7 +583,7 @@ class GPTBlock(nn.Module):
         self,
         x: Tensor,
         mask: Tensor | None,
-        past: LayerCache | None,
+        past: PastCache | None,
         offset: int = 0,
     ) -> tuple[Tensor, LayerCache]:
         attn, cache = self.attn(self.ln_1(x), None, mask, past, offset)
@@ -602,7 +612,7 @@ class GPT(nn.Module):
     def forward(
         self,
         tokens: Tensor,
-        past: Sequence[LayerCache] | None = None,
+        past: Sequence[PastCache] | None = None,
         offset: int = 0,
         head: bool = True,
     ) -> tuple[Tensor, list[LayerCache]]:

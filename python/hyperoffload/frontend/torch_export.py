@@ -78,6 +78,7 @@ from hyperoffload.frontend.configs import (
 from hyperoffload.frontend.models import (
     KVBlocks,
     LayerCache,
+    PastCache,
     build_model,
     moe_layers,
     one_hot,
@@ -247,7 +248,7 @@ class ForwardFn:
         self,
         tokens: Tensor,
         params: Sequence[Tensor],
-        past: Sequence[LayerCache] | None = None,
+        past: Sequence[PastCache] | None = None,
         offset: int = 0,
     ) -> tuple[Tensor, list[LayerCache]]:
         params_dict = dict(zip(self.names, params, strict=True))
@@ -311,7 +312,7 @@ class DecodeFn:
         per_layer = 2 if self.blocks is None else 2 * len(self.blocks)
         n = per_layer * self.n_layers
         flat, params = args[:n], args[n:]
-        past: list[LayerCache] = []
+        past: list[PastCache] = []
         for i in range(self.n_layers):
             mine = flat[per_layer * i : per_layer * (i + 1)]
             if self.blocks is None:
@@ -377,6 +378,9 @@ class Signature:
     results: str
     kv_blocks: tuple[BlockTag, ...] = ()
     """The block of each KV-cache argument (decode in blocks; else empty)."""
+    kv_attrs: tuple[str, ...] = ()
+    """Attributes of each KV-cache argument in place of the tier and block
+    (a ``topk`` decode step: pools tagged for the pool, summaries in HBM)."""
     result_blocks: tuple[BlockTag, ...] = ()
     """The block of each result after the logits (prefill in blocks; else empty)."""
     kv_cache: str = ""
@@ -438,10 +442,27 @@ def check_attention(spec: AttentionSpec, mode: str) -> None:
         raise ExportError(f"a KV block holds at least 1 token, not {spec.block}")
     if spec.sinks < 0:
         raise ExportError(f"attention sinks must be non-negative, not {spec.sinks}")
+    if spec.kind != "topk" and (spec.topk or spec.recent):
+        raise ExportError(
+            f"top-k and recent positions apply to attention 'topk', not {spec.kind!r}"
+        )
     if spec.kind == "window":
         if spec.window < 1:
             raise ExportError(
                 f"a sliding window holds at least 1 token, not {spec.window}"
+            )
+    elif spec.kind == "topk":
+        if spec.window:
+            raise ExportError("a window applies to attention 'window', not 'topk'")
+        if spec.topk < 1 or spec.recent < 1:
+            raise ExportError(
+                "attention 'topk' selects at least 1 block and sees at least the "
+                f"newest position (topk {spec.topk}, recent {spec.recent})"
+            )
+        if mode != "decode":
+            raise ExportError(
+                "attention 'topk' applies to the decode mode (a prefill attends "
+                "every position: export it with --attention blocked)"
             )
     elif spec.window or spec.sinks:
         raise ExportError(
@@ -649,6 +670,24 @@ def _program(
     b = shapes.batch
     seq = 1 if mode == "decode" else shapes.seq
     tokens = [((b, seq), torch.int64)]
+    if mode == "decode" and spec.kind == "topk":
+        from hyperoffload.frontend.topk_export import TopkDecodeFn, topk_cache_args
+
+        kv_names, kv_specs, kv_attrs = topk_cache_args(cfg, b, shapes.kv_len, dtype)
+        sig = Signature(
+            "decode",
+            ["token", *kv_names, *names],
+            tokens + kv_specs + param_specs,
+            1,
+            1 + len(kv_names),
+            len(names),
+            "logits, then the new cache entries k0, v0, k1, v1, ... "
+            "(one position each; the caller appends them to the tail block "
+            "and updates its key summary)",
+            kv_attrs=tuple(kv_attrs),
+            kv_cache=spec.describe(shapes.kv_len),
+        )
+        return TopkDecodeFn(model, cfg, shapes.kv_len), sig
     if mode == "decode" and spec.in_blocks:
         tags, kv_specs, starts = _decode_blocks(cfg, shapes, dtype)
         kv_names = [tag.name() for tag in tags]
@@ -784,6 +823,10 @@ def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     for i, arg in enumerate(args):
         if "{" in arg or i < sig.first_kv:
             tagged.append(arg)
+        elif i < sig.first_param and sig.kv_attrs:
+            attr = sig.kv_attrs[i - sig.first_kv]
+            attrs = [KV_ATTR, tier_attr, attr] if "kv_pool" in attr else [KV_ATTR, attr]
+            tagged.append(f"{arg} {{{', '.join(attrs)}}}")
         elif i < sig.first_param:
             attrs = [KV_ATTR, tier_attr]
             if sig.kv_blocks:
