@@ -44,7 +44,8 @@ def _arguments() -> argparse.ArgumentParser:
         description=(
             "Simulate a program (MLIR as hyperoffload-opt reads it, torch-mlir output "
             "included) or a JSON schedule on a hardware model: one compute stream, one "
-            "copy stream per link direction, exact HBM occupancy."
+            "copy stream per link direction, one interconnect stream for the "
+            "collectives of a sharded step, exact HBM occupancy."
         ),
     )
     parser.add_argument("input", type=Path, help="a .mlir program or a .json schedule")

@@ -16,6 +16,16 @@ run on the vector units (the `f32` peak). This is the cost of one op run
 alone; `hyperoffload.analysis.fusion` groups ops into the kernels a compiler would
 launch and prices each kernel with `CostModel.kernel`. Estimates, not
 measurements: the efficiency factors come from the hardware file.
+
+A collective (`hyperoffload.reduce_scatter`, `hyperoffload.all_gather`)
+runs on the device interconnect, not on the compute units: its time is a
+ring over its group (`Interconnect.collective_time`: `(group - 1) ·
+(latency + whole / group / bandwidth)`), its bytes those each device sends.
+```mlir
+%gs = hyperoffload.reduce_scatter %g {group = 8 : i64, rank = 0 : i64} : tensor<1024x4096xf32> -> tensor<128x4096xf32>
+```
+moves 7/8 of 16 MiB each way: on `ascend-910c` (196 GB/s, 5 us a step)
+about 110 us.
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.traits import SymbolTable
 
+from hyperoffload.dialects.collectives import CollectiveOp
 from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.dialects.provenance import written_as
 from hyperoffload.ir.diagnostics import diagnostic_at
@@ -282,6 +293,8 @@ class CostModel:
 
     def cost(self, op: Operation) -> OpCost:
         """The cost of `op` run alone (remembered: it costs the same wherever it moves)."""
+        if op not in self._costs and isinstance(op, CollectiveOp):
+            self._costs[op] = self._collective(op)
         if op not in self._costs:
             work = self.work(op)
             self._costs[op] = (
@@ -289,14 +302,40 @@ class CostModel:
             )
         return self._costs[op]
 
+    def _collective(self, op: CollectiveOp) -> OpCost:
+        """A ring collective on the interconnect; a located error without one."""
+        interconnect = self.hardware.interconnect
+        if interconnect is None:
+            raise CostModelError(
+                diagnostic_at(
+                    op,
+                    f"{written_as(op)} runs on the device interconnect, which "
+                    f"hardware '{self.hardware.name}' does not describe (give it "
+                    "an [interconnect] table)",
+                )
+            )
+        whole = tensor_bytes(op.result if op.GATHERS else op.input, op)
+        group = op.group_size
+        return OpCost(
+            0.0,
+            interconnect.collective_bytes(whole, group),
+            interconnect.collective_time(whole, group),
+        )
+
     def work(self, op: Operation) -> OpWork | None:
-        """What `op` computes and moves; None for ops that take no device time."""
+        """
+        What `op` computes and moves; None for ops that take no device time
+        on the compute units (a collective's is the interconnect's: `cost`).
+        """
         if op not in self._work:
             self._work[op] = self._measure(op)
         return self._work[op]
 
     def _measure(self, op: Operation) -> OpWork | None:
-        if isinstance(op, VIEW_OPS + FREE_OPS) or op.name in _FREE_NAMES:
+        if (
+            isinstance(op, VIEW_OPS + FREE_OPS + (CollectiveOp,))
+            or op.name in _FREE_NAMES
+        ):
             return None
         operands = [v for v in dict.fromkeys(op.operands) if tensor_type(v) is not None]
         results = tuple(v for v in op.results if tensor_type(v) is not None)

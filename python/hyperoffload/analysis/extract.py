@@ -24,7 +24,10 @@ and no buffer, and that kernel reads what the fused op would have read.
 %h = hyperoffload.store %x : tensor<4xf32> -> !hyperoffload.remote<tensor<4xf32>>
 hyperoffload.detach %x : tensor<4xf32>
 ```
-becomes `transfer(x -> h, from device)`, `free(x)`.
+becomes `transfer(x -> h, from device)`, `free(x)`. A collective
+(`hyperoffload.reduce_scatter`, `hyperoffload.all_gather`) is a compute step
+on the `interconnect` stream: it reads its operand and allocates its result
+in HBM like any op, but runs beside the compute stream.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from hyperoffload.analysis.cost import (
     tensor_type,
 )
 from hyperoffload.analysis.fusion import Fusion
+from hyperoffload.dialects.collectives import CollectiveOp
 from hyperoffload.dialects.hyperoffload import (
     TIER_ARG_ATTR,
     DetachOp,
@@ -337,6 +341,7 @@ class _Extractor:
                 cost.bytes,
                 reads,
                 allocs,
+                stream="interconnect" if isinstance(op, CollectiveOp) else "compute",
             )
         )
 

@@ -6,7 +6,14 @@ figure with its source; a user file is given by path.
 ```python
 hw = load_hardware("ascend-910c", hbm_capacity="32GB")
 hw.link("remote").transfer_time(1 << 30, to_device=True)  # latency + bytes / bandwidth
+hw.interconnect.collective_time(1 << 30, group=8)  # a ring reduce-scatter or all-gather
 ```
+
+The `[interconnect]` table, where a file has one, is the link between the
+devices of a data-parallel group (NVLink, Ascend's unified bus): the
+collectives of a sharded training step (`hyperoffload.reduce_scatter`,
+`hyperoffload.all_gather`) run on it, on a stream of their own
+(`Interconnect`).
 
 A link may be staged through another (`staged_through = "host"`: an NVMe
 drive read into host memory and copied from there, as ZeRO-Infinity and
@@ -81,6 +88,38 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Interconnect:
+    """
+    The link from a device to the other devices of its group: each device
+    sends and receives `bandwidth` bytes per second at once (per direction,
+    what NCCL's tests call bus bandwidth). A reduce-scatter or an all-gather
+    of a `whole` tensor over `group` devices runs as a ring: `group - 1`
+    steps, each moving `whole / group` bytes each way after `latency_s`
+    (NCCL's ring algorithm; its tests derive bus bandwidth with the same
+    `(group - 1) / group` factor).
+    """
+
+    bandwidth: float
+    latency_s: float = 0.0
+
+    def collective_bytes(self, whole: int, group: int) -> int:
+        """Bytes each device sends (and receives) in a ring collective."""
+        return whole * (group - 1) // group
+
+    def collective_time(self, whole: int, group: int) -> float:
+        """
+        `(group - 1) · (latency + whole / group / bandwidth)`; 0 for a group
+        of one.
+        """
+        if group <= 1:
+            return 0.0
+        steps = group - 1
+        return steps * self.latency_s + self.collective_bytes(whole, group) / (
+            self.bandwidth
+        )
+
+
+@dataclass(frozen=True)
 class Hardware:
     name: str
     description: str
@@ -96,6 +135,8 @@ class Hardware:
     op_overhead_s: float
     """Per kernel: launch and scheduling."""
     links: dict[Tier, Link]
+    interconnect: Interconnect | None = None
+    """The link to the other devices of a data-parallel group, if described."""
 
     def with_hbm_capacity(self, capacity: int | str | None) -> Hardware:
         """A copy with this HBM capacity: a size, or a whole number of bytes."""
@@ -284,6 +325,18 @@ def _from_dict(name: str, data: dict[str, Any]) -> Hardware:
         ),
         op_overhead_s=parse_duration(device.get("op_overhead", 0)),
         links=links,
+        interconnect=_interconnect(data),
+    )
+
+
+def _interconnect(data: dict[str, Any]) -> Interconnect | None:
+    """The `[interconnect]` table, if the file has one."""
+    if "interconnect" not in data:
+        return None
+    table = _table(data, "interconnect", "interconnect")
+    return Interconnect(
+        bandwidth=_bandwidth(table, "bandwidth", "interconnect"),
+        latency_s=parse_duration(table.get("latency", 0)),
     )
 
 

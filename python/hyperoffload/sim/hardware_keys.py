@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from hyperoffload.support.tiers import OFFLOAD_TIERS
 
-TOP_KEYS = ("description", "base", "device", "tiers")
+TOP_KEYS = ("description", "base", "device", "tiers", "interconnect")
 DEVICE_KEYS = (
     "hbm_capacity",
     "hbm_bandwidth",
@@ -34,6 +34,7 @@ TIER_KEYS = (
     "duplex_efficiency",
     "staged_through",
 )
+INTERCONNECT_KEYS = ("bandwidth", "latency")
 COMMON_DTYPES = ("f32", "bf16", "f16", "f64", "f8E4M3FN", "f8E5M2", "i8", "i32")
 _DTYPE = re.compile(r"bf16|tf32|f\d+(E\d+M\d+\w*)?|[su]?i\d+")
 """An MLIR element type name, as the cost model asks for a peak (`f32`, `bf16`, `i8`)."""
@@ -59,6 +60,14 @@ def check_keys(data: dict[str, Any], text: str) -> None:
             for dtype in cast(dict[str, Any], peak):
                 if not _DTYPE.fullmatch(dtype):
                     _unknown(("device", "peak_flops", dtype), COMMON_DTYPES, text)
+    interconnect = data.get("interconnect")
+    if isinstance(interconnect, dict):
+        _check(
+            cast(dict[str, Any], interconnect),
+            ("interconnect",),
+            INTERCONNECT_KEYS,
+            text,
+        )
     tiers = data.get("tiers")
     if isinstance(tiers, dict):
         tiers = cast(dict[str, Any], tiers)

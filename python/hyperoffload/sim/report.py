@@ -7,6 +7,10 @@ none          803.35 KB  812.54 KB  2.014 ms  2.014 ms  0.0 us    -
 reactive-lru  699.91 KB  779.01 KB  2.559 ms  2.014 ms  544.7 us  peak -12.9%, time +27.0%
 ```
 
+A program with collectives (a sharded training step) adds a line: the time
+its interconnect stream was busy and the bytes it sent (the same under every
+policy).
+
 The arena is what the device must have once addresses are assigned: for
 `plan` (a compiled program, every lifetime known) a static layout, for every
 other policy a best-fit allocator running online, as a runtime's does
@@ -52,6 +56,9 @@ def report_dict(
         "bound_time_s": result.bound_time_s,
         "bound_peak_bytes": result.bound_peak_bytes,
     }
+    if result.interconnect_s:
+        report["interconnect_s"] = result.interconnect_s
+        report["interconnect_bytes"] = result.interconnect_bytes
     if result.oom is not None:
         report["oom_at"] = asdict(result.oom)
     if reference is not None:
@@ -114,6 +121,7 @@ def format_table(reports: list[dict[str, Any]]) -> str:
         for row in rows
     ]
     first = reports[0]
+    collectives = next((r for r in reports if "interconnect_s" in r), None)
     capacity = first["hbm_capacity_bytes"]
     lines.insert(
         0,
@@ -121,9 +129,16 @@ def format_table(reports: list[dict[str, Any]]) -> str:
         f"{format_bytes(capacity) if capacity is not None else 'unlimited'}",
     )
     lines.append(
-        f"bounds: time >= {format_seconds(first['bound_time_s'])} (compute), "
+        f"bounds: time >= {format_seconds(first['bound_time_s'])} "
+        f"({'the busiest stream' if collectives else 'compute'}), "
         f"peak >= {format_bytes(first['bound_peak_bytes'])} (largest single-op working set)"
     )
+    if collectives is not None:  # the same collectives whatever the policy
+        lines.append(
+            f"interconnect: busy {format_seconds(collectives['interconnect_s'])} "
+            f"({format_bytes(collectives['interconnect_bytes'])} sent each way, "
+            "beside compute)"
+        )
     for r in reports:
         if "oom_at" in r:
             oom = r["oom_at"]

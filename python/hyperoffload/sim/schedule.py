@@ -4,7 +4,9 @@ program (device buffers in `hbm`, copies in other tiers) and the ordered
 steps of its compute stream:
 
 - `compute`: an op with its cost; allocates its outputs when it starts and
-  frees the buffers whose last use it is when it ends;
+  frees the buffers whose last use it is when it ends; a step on the
+  `interconnect` stream (a collective of a data-parallel group) is issued in
+  order but runs beside the compute stream, and its readers wait for it;
 - `transfer`: starts an asynchronous copy on a link (to or from the device);
   a copy to the device allocates its destination when issued; a compressed
   one moves its compressed bytes and runs its codec on the compute stream
@@ -37,11 +39,17 @@ from hyperoffload.support.quantize import Compression
 from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.support.tiers import Tier
 
-SCHEDULE_VERSION = 2
-"""Version 2 added the optional `compress` and `codec_s` of transfers."""
-READABLE_VERSIONS = (1, 2)
+SCHEDULE_VERSION = 3
+"""
+Version 2 added the optional `compress` and `codec_s` of transfers, version 3
+the optional `stream` of compute steps.
+"""
+READABLE_VERSIONS = (1, 2, 3)
 
 BufferKind = Literal["argument", "constant", "activation", "prefetched", "copy"]
+Stream = Literal["compute", "interconnect"]
+"""Where a compute step runs: the compute stream, or the device interconnect."""
+STREAMS: tuple[Stream, ...] = get_args(Stream)
 
 
 @dataclass
@@ -71,6 +79,8 @@ class Compute:
     allocs: list[int] = field(default_factory=list[int])
     frees: list[int] = field(default_factory=list[int])
     kind: Literal["compute"] = "compute"
+    stream: Stream = "compute"
+    """`interconnect`: a collective, run beside the compute stream."""
 
 
 @dataclass
@@ -259,6 +269,8 @@ def _step_json(step: Step) -> dict[str, Any]:
     fields_ = asdict(step)
     if isinstance(step, Transfer) and step.compress is None:
         del fields_["compress"], fields_["codec_s"]
+    if isinstance(step, Compute) and step.stream == "compute":
+        del fields_["stream"]
     return fields_
 
 
@@ -367,6 +379,15 @@ def _buffer(raw: object, index: int) -> Buffer:
     )
 
 
+def _stream(raw: dict[str, Any], where: str) -> Stream:
+    value = raw.get("stream", "compute")
+    for stream in STREAMS:
+        if value == stream:
+            return stream
+    streams = ", ".join(f'"{s}"' for s in STREAMS)
+    raise ValueError(f"{where}: 'stream' must be {streams}, not {json.dumps(value)}")
+
+
 def _buffer_id(value: object, buffers: int, where: str) -> int:
     if not _is_count(value) or cast(int, value) >= buffers:
         raise ValueError(
@@ -398,6 +419,7 @@ def _step(raw: object, index: int, buffers: int) -> Step:
             reads=_buffer_ids(fields_, "reads", buffers, where),
             allocs=_buffer_ids(fields_, "allocs", buffers, where),
             frees=_buffer_ids(fields_, "frees", buffers, where),
+            stream=_stream(fields_, where),
         )
     if kind == "transfer":
         compress = fields_.get("compress")

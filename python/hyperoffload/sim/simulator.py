@@ -21,6 +21,14 @@ bytes; its codec runs on the compute stream (`Transfer.codec_s`): the
 quantisation right before a copy from the device is queued, the
 dequantisation right after the wait for a copy to the device.
 
+A compute step on the `interconnect` stream (a collective of a
+data-parallel group) is issued in the compute stream's order but runs on a
+stream of its own, first come, first served: it starts once it is issued,
+its operands are ready and the interconnect is free, so it overlaps compute
+but not another collective. Its result is allocated at issue; a step that
+reads it (a compute step, or a store) waits until it ends, and a free of
+its operand waits too.
+
 With a `Runtime` the interpreter is a runtime cache instead (see
 `hyperoffload.sim.policies`): a read of a buffer that is not resident fetches it
 on demand and stalls; an allocation that does not fit evicts buffers the
@@ -108,6 +116,10 @@ class SimResult:
     bytes_to_device: int = 0
     bytes_to_remote: int = 0
     transfers: int = 0
+    interconnect_s: float = 0.0
+    """Time the interconnect stream was busy (collectives)."""
+    interconnect_bytes: int = 0
+    """Bytes each device sent on the interconnect (as many were received)."""
     bound_time_s: float = 0.0
     bound_peak_bytes: int = 0
     oom: OutOfMemory | None = None
@@ -159,6 +171,8 @@ class _Run:
         self.transfer_end: dict[int, float] = {}
         self.decode: dict[int, tuple[float, str]] = {}  # transfer -> its dequantisation
         self.stream_free: dict[tuple[str, bool], float] = {}
+        self.interconnect_free = 0.0
+        self.ready: dict[int, float] = {}  # buffer -> end of the collective writing it
         self.stream_bytes: dict[tuple[str, bool], int] = {}
         self.step_index = -1
         self.step_name = "entry"
@@ -447,7 +461,12 @@ class _Run:
         self._release_until(float("inf"))
         for buffer in list(self.claimed):  # what stays to the end: results, arguments
             self._released(buffer)
-        ends = [self.now, *self.transfer_end.values(), *self.readers_end.values()]
+        ends = [
+            self.now,
+            self.interconnect_free,
+            *self.transfer_end.values(),
+            *self.readers_end.values(),
+        ]
         self.result.makespan_s = max(ends)
         self._bounds()
         return self.result
@@ -474,12 +493,41 @@ class _Run:
             self.resident.move_to_end(buffer)
         if self._prefetching():
             self._prefetch(compute_index)
+        if step.stream == "interconnect":
+            self._collective(step)
+            return
+        for buffer in step.reads:
+            self.now = max(self.now, self.ready.get(buffer, 0.0))
         start = self.now
         self.now += step.time_s
         self.result.compute_s += step.time_s
         if self.record:
             self.result.intervals.append(
                 Interval(start, self.now, step.name, "compute")
+            )
+        if self.runtime is not None:
+            self._advance_reads(step)
+        for buffer in step.frees:
+            self._free(buffer)
+
+    def _collective(self, step: Compute) -> None:
+        """Run `step` on the interconnect stream, beside the compute stream."""
+        start = max(
+            self.now,
+            self.interconnect_free,
+            *(self.ready.get(buffer, 0.0) for buffer in step.reads),
+        )
+        end = start + step.time_s
+        self.interconnect_free = end
+        self.result.interconnect_s += step.time_s
+        self.result.interconnect_bytes += step.bytes
+        for buffer in step.allocs:
+            self.ready[buffer] = end
+        for buffer in step.reads:
+            self.readers_end[buffer] = max(self.readers_end.get(buffer, 0.0), end)
+        if self.record:
+            self.result.intervals.append(
+                Interval(start, end, step.name, "interconnect", step.bytes)
             )
         if self.runtime is not None:
             self._advance_reads(step)
@@ -510,7 +558,12 @@ class _Run:
                 raise SimulationError(f"store of {name}, which is not resident in HBM")
             self._codec(step.codec_s, f"quantize {name}")
             end = self._start_transfer(
-                step.source, step.link, False, name, nbytes=step.bytes
+                step.source,
+                step.link,
+                False,
+                name,
+                self.ready.get(step.source, 0.0),
+                step.bytes,
             )
             self.copy_ready[step.dest] = end
         self.transfer_end[step.id] = end
@@ -553,7 +606,9 @@ class _Run:
                 else bandwidth.bandwidth_from_device
             )
             link_time = max(link_time, nbytes / rate)
-        self.result.bound_time_s = max(self.result.compute_s, link_time)
+        self.result.bound_time_s = max(
+            self.result.compute_s, link_time, self.result.interconnect_s
+        )
         self.result.bound_peak_bytes = self.schedule.largest_working_set()
 
 

@@ -111,7 +111,7 @@ def test_the_codec_runs_before_a_store_and_after_the_wait_for_a_prefetch(
 def test_a_compressed_schedule_survives_json(ctx: Context, hardware: Hardware) -> None:
     schedule = _schedule(ctx, hardware, _park('{compress = "int8"} '))
     data = schedule.to_json()
-    assert data["version"] == 2
+    assert data["version"] >= 2  # compression came in version 2
     again = Schedule.from_json(data)
     assert again == schedule
     plain = _schedule(ctx, hardware, _park("")).to_json()
