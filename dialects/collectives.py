@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import ClassVar, cast
 
-from xdsl.dialects.builtin import I64, IntegerAttr, TensorType
+from xdsl.dialects.builtin import I64, AnyFloat, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -107,7 +107,12 @@ class CollectiveOp(IRDLOperation):
                 f"rank {rank} is not in a group of {group} (0 to {group - 1})"
             )
         whole, shard = self.whole, self.shard
-        if whole.element_type != shard.element_type:
+        element: Attribute = whole.element_type
+        if not isinstance(element, AnyFloat | IntegerType):
+            raise VerifyException(
+                f"collectives move float or integer tensors, got {self.input.type}"
+            )
+        if element != shard.element_type:
             raise VerifyException(
                 f"the element type is kept: {self.input.type} -> {self.result.type}"
             )
@@ -126,7 +131,7 @@ class CollectiveOp(IRDLOperation):
         if shard_shape != expected:
             raise VerifyException(
                 f"a shard of {whole} over {group} devices is "
-                f"tensor<{'x'.join(map(str, expected))}x{whole.element_type}>, "
+                f"tensor<{'x'.join(map(str, expected))}x{element}>, "
                 f"got {shard}"
             )
 

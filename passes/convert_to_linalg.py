@@ -43,6 +43,10 @@ its first reader (the `scf.if`), its free where its detach was:
   scf.yield %cold : tensor<2x4xf32>
 }
 ```
+The collectives of a data-parallel group become their single-process
+semantics first (`collectives_to_linalg`: a reduce-scatter is the rank's
+slice, an all-gather the shard at the rank's rows of zeros).
+
 A program that recurses through `func.call` is rejected with a located
 diagnostic, as the planner rejects it (run natively, by `hyperoffload-check`,
 recursion with no way out would not end).
@@ -128,6 +132,7 @@ from hyperoffload.dialects.hyperoffload import (
 )
 from hyperoffload.ir.arena import FunctionArena
 from hyperoffload.ir.diagnostics import diagnostic_at
+from hyperoffload.passes.collectives_to_linalg import lower_collectives
 from hyperoffload.passes.quantize_to_linalg import (
     compressed_types,
     dequantize,
@@ -389,6 +394,7 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for call in [o for o in op.walk() if isinstance(o, CallOp)]:
             reject_recursion(call)  # as the planner does: it would never end
+        lower_collectives(op)
         arenas = {
             f: FunctionArena(f)
             for f in op.walk()

@@ -9,7 +9,8 @@ hyperoffload-check examples/tiny_llama_train.mlir \\
     --pipeline 'hyperoffload-pipeline{hbm-capacity=700KB}' --seed 1
 ```
 
-The original is FILE stripped of any offload ops (`hyperoffload-strip`); the
+The original is FILE stripped of any offload ops (`hyperoffload-strip`), its
+collectives (a sharded step's) as their single-process semantics; the
 lowered program is FILE after `--pipeline` and `convert-hyperoffload-to-linalg`
 (with `--arena`: after `--pipeline`, `hyperoffload-assign-offsets` and
 `convert-hyperoffload-to-linalg{arena=true}`, every device buffer at its
@@ -167,6 +168,7 @@ def _run(args: Sequence[str] | None) -> int:
     from hyperoffload.ir.diagnostics import verify_module
     from hyperoffload.ir.parsing import parse_mlir
     from hyperoffload.passes import all_passes
+    from hyperoffload.passes.collectives_to_linalg import lower_collectives
     from hyperoffload.passes.strip import StripPass
 
     file_name = str(options.input)
@@ -179,6 +181,7 @@ def _run(args: Sequence[str] | None) -> int:
 
     original = module.clone()
     StripPass().apply(ctx, original)
+    lower_collectives(original)
     function = _function(original, options.function, file_name)
     name = function.sym_name.data
     inputs = random_inputs(function, options.seed)

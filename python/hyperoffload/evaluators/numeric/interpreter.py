@@ -24,6 +24,7 @@ from xdsl.traits import IsTerminator
 from hyperoffload.analysis.extract import ExtractionError, main_function
 from hyperoffload.evaluators.numeric.arith import ARITH
 from hyperoffload.evaluators.numeric.cf import CF
+from hyperoffload.evaluators.numeric.collectives import COLLECTIVES
 from hyperoffload.evaluators.numeric.core import Fail, Value, coerce, error
 from hyperoffload.evaluators.numeric.frame import Frame, Impl
 from hyperoffload.evaluators.numeric.func import run_call
@@ -37,6 +38,7 @@ from hyperoffload.evaluators.numeric.tensor import TENSOR
 IMPLS: dict[str, Impl] = {
     **ARITH.by_name,
     **CF.by_name,
+    **COLLECTIVES.by_name,
     **LINALG.by_name,
     **MATH.by_name,
     **TENSOR.by_name,

@@ -41,6 +41,7 @@ from hyperoffload.evaluators.numeric.interpreter import find_function
 from hyperoffload.evaluators.op_registry import not_resident
 from hyperoffload.evaluators.torch.arith import ARITH
 from hyperoffload.evaluators.torch.cf import CF
+from hyperoffload.evaluators.torch.collectives import COLLECTIVES
 from hyperoffload.evaluators.torch.devices import Device, Event, Link
 from hyperoffload.evaluators.torch.linalg import (
     BODY_IMPLS,
@@ -52,7 +53,12 @@ from hyperoffload.evaluators.torch.liveness import Liveness
 from hyperoffload.evaluators.torch.math import MATH
 from hyperoffload.evaluators.torch.memory import DeviceMemory, MemoryEvent
 from hyperoffload.evaluators.torch.registry import Impl, Scope
-from hyperoffload.evaluators.torch.tensor import TENSOR, materialised
+from hyperoffload.evaluators.torch.tensor import (
+    REGION_OPS,
+    TENSOR,
+    materialised,
+    region_reads,
+)
 from hyperoffload.evaluators.torch.values import (
     Fail,
     error,
@@ -64,6 +70,7 @@ from hyperoffload.evaluators.torch.values import (
 IMPLS: dict[str, Impl] = {
     **ARITH.by_name,
     **CF.by_name,
+    **COLLECTIVES.by_name,
     **MATH.by_name,
     **TENSOR.by_name,
 }
@@ -115,6 +122,8 @@ def _unsupported(op: Operation, structured: StructuredOp | None) -> Operation | 
     if isinstance(op, OffloadOp | func.ReturnOp):
         return None
     if structured is None:
+        if op.name in REGION_OPS:
+            return None
         return op if op.name not in IMPLS or op.regions else None
     body = structured.spec.body
     for nested in body.ops:
@@ -240,9 +249,10 @@ class _Run:
                 return run_structured(
                     self.scope, structured, lambda v: self.read(op, v)
                 )
-            return IMPLS[op.name](
-                self.scope, op, [self.read(op, v) for v in op.operands]
-            )
+            reads = list(op.operands)
+            if op.name in REGION_OPS:
+                reads += region_reads(op)
+            return IMPLS[op.name](self.scope, op, [self.read(op, v) for v in reads])
 
         try:
             results = self.device.compute(op, run)
