@@ -26,17 +26,26 @@ builtin.module {
       %7 = irdl.any
       irdl.operands(value: %7)
     }
-    irdl.operation @reduce_scatter {
+    irdl.operation @gather {
       %8 = irdl.any
-      irdl.operands(input: %8)
       %9 = irdl.any
-      irdl.results(result: %9)
+      %10 = irdl.any
+      %11 = irdl.any
+      irdl.operands(pool: %8, indices: %9, resident: optional %10, resident_ids: optional %11)
+      %12 = irdl.any
+      irdl.results(result: %12)
+    }
+    irdl.operation @reduce_scatter {
+      %13 = irdl.any
+      irdl.operands(input: %13)
+      %14 = irdl.any
+      irdl.results(result: %14)
     }
     irdl.operation @all_gather {
-      %10 = irdl.any
-      irdl.operands(input: %10)
-      %11 = irdl.any
-      irdl.results(result: %11)
+      %15 = irdl.any
+      irdl.operands(input: %15)
+      %16 = irdl.any
+      irdl.results(result: %16)
     }
   }
 }

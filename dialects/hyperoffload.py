@@ -26,7 +26,13 @@ from __future__ import annotations
 
 from typing import cast
 
-from xdsl.dialects.builtin import AnyFloat, StringAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.dialects.scf import IfOp, IndexSwitchOp
 from xdsl.ir import (
     Attribute,
@@ -38,11 +44,13 @@ from xdsl.ir import (
     TypeAttribute,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_attr_def,
+    opt_operand_def,
     result_def,
     traits_def,
 )
@@ -421,8 +429,130 @@ class DetachOp(IRDLOperation):
 OFFLOAD_OPS = (PrefetchOp, StoreOp, DetachOp)
 """The ops that move data: none computes."""
 
+AHEAD_ATTR = "ahead"
+"""The unit attribute of a `gather` issued for the next call of the function."""
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """
+    Reads blocks of a pooled cache, chosen at run time, into device memory:
+    `result[i] = pool[indices[i]]` along the first (block) dimension. It is
+    how a decode step with query-aware block selection (`--attention topk`)
+    reads the blocks it chose: the pool stays remote, and only the chosen
+    blocks reach HBM.
+
+    With `resident %blocks[%ids]`, the blocks whose index is among `%ids`
+    are read from `%blocks`, a device tensor of blocks fetched ahead (hits);
+    the others are copied from the pool on demand (misses, whose transfer
+    the step waits for). With `ahead`, the gather is issued for the next call
+    (the blocks predicted from this call's selection): its copy overlaps this
+    call's compute and nothing in this call may read its result (it is
+    returned, to be the next call's `resident` blocks). With `compress`, the
+    blocks move compressed, as a `prefetch` with that scheme.
+
+    ```mlir
+    %k = hyperoffload.gather %pool[%chosen] : !hyperoffload.remote<tensor<64x1x8x16x128xf16>>, tensor<4xi64> -> tensor<4x1x8x16x128xf16>
+    %k = hyperoffload.gather %pool[%chosen] resident %hot[%hot_ids] : !hyperoffload.remote<tensor<64x1x8x16x128xf16>>, tensor<4xi64>, tensor<4x1x8x16x128xf16>, tensor<4xi64> -> tensor<4x1x8x16x128xf16>
+    %next = hyperoffload.gather %pool[%predicted] {ahead} : !hyperoffload.remote<tensor<64x1x8x16x128xf16>>, tensor<4xi64> -> tensor<4x1x8x16x128xf16>
+    ```
+    """
+
+    name = "hyperoffload.gather"
+
+    pool = operand_def(RemoteType)
+    indices = operand_def(TensorType)
+    resident = opt_operand_def(TensorType)
+    resident_ids = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    compress = opt_attr_def(StringAttr)
+    ahead = opt_attr_def(UnitAttr)
+
+    irdl_options = (AttrSizedOperandSegments(),)
+    traits = traits_def(MemoryReadEffect(), MemoryAllocEffect())
+
+    assembly_format = (
+        "$pool `[` $indices `]` (`resident` $resident^ `[` $resident_ids `]`)? "
+        "attr-dict `:` type($pool) `,` type($indices) "
+        "(`,` type($resident)^ `,` type($resident_ids))? `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        pool: Operation | SSAValue,
+        indices: Operation | SSAValue,
+        resident: tuple[Operation | SSAValue, Operation | SSAValue] | None = None,
+        ahead: bool = False,
+        compress: Compression | str | None = None,
+    ):
+        pool_type = SSAValue.get(pool).type
+        index_type = SSAValue.get(indices).type
+        assert isinstance(pool_type, RemoteType)
+        assert isinstance(index_type, TensorType)
+        shape = [
+            *cast(TensorType[Attribute], index_type).get_shape(),
+            *pool_type.tensor.get_shape()[1:],
+        ]
+        attributes = _compress_attr(compress)
+        if ahead:
+            attributes[AHEAD_ATTR] = UnitAttr()
+        blocks: list[Operation | SSAValue] = []
+        ids: list[Operation | SSAValue] = []
+        if resident is not None:
+            blocks, ids = [resident[0]], [resident[1]]
+        super().__init__(
+            operands=[pool, indices, blocks, ids],
+            result_types=[TensorType(pool_type.tensor.element_type, shape)],
+            attributes=attributes,
+        )
+
+    def verify_(self) -> None:
+        pool_type = self.pool.type
+        assert isinstance(pool_type, RemoteType)
+        pool_shape = pool_type.tensor.get_shape()
+        element = pool_type.tensor.element_type
+        if not pool_shape:
+            raise VerifyException("gather reads blocks along a pool's first dimension")
+        index_shape = self._index_shape(self.indices, "indices")
+        want = TensorType(element, [*index_shape, *pool_shape[1:]])
+        if self.result.type != want:
+            raise VerifyException(
+                f"gather of {index_shape[0]} blocks of {pool_type.tensor} yields "
+                f"{want}, not {self.result.type}"
+            )
+        if (self.resident is None) != (self.resident_ids is None):
+            raise VerifyException("resident blocks need their block indices")
+        if self.resident is not None and self.resident_ids is not None:
+            ids_shape = self._index_shape(self.resident_ids, "resident block indices")
+            held = TensorType(element, [*ids_shape, *pool_shape[1:]])
+            if self.resident.type != held:
+                raise VerifyException(
+                    f"resident blocks of {pool_type.tensor} indexed by "
+                    f"{self.resident_ids.type} are {held}, not {self.resident.type}"
+                )
+            if self.ahead is not None:
+                raise VerifyException(
+                    "a gather issued ahead fetches every block it names: it "
+                    "takes no resident blocks"
+                )
+        _verify_compress("gather", self.compress, self.result)
+
+    @staticmethod
+    def _index_shape(value: SSAValue, what: str) -> tuple[int, ...]:
+        value_type = cast(TensorType[Attribute], value.type)
+        shape = value_type.get_shape()
+        if len(shape) != 1 or not isinstance(value_type.element_type, IntegerType):
+            raise VerifyException(
+                f"gather's {what} are a 1-D tensor of integers, got {value_type}"
+            )
+        return shape
+
+
+BLOCK_OPS = (GatherOp,)
+"""The ops that read blocks of a pooled cache chosen at run time."""
+
 Hyperoffload = Dialect(
     "hyperoffload",
-    [*OFFLOAD_OPS, *COLLECTIVE_OPS],
+    [*OFFLOAD_OPS, *BLOCK_OPS, *COLLECTIVE_OPS],
     [TierAttr, RemoteType],
 )

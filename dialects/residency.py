@@ -14,6 +14,8 @@ Per-op verifiers see one op; these invariants need a whole block:
   otherwise the detach dropped the only copy of live data;
 - a `speculative` prefetch is read only inside branches below it: it is
   issued ahead of a branch's decision, never inside the branch it anticipates;
+- the blocks of a `gather` issued `ahead` (for the next call) are read by
+  nothing in this call but a return or a detach;
 - a `hyperoffload.tier` argument attribute names a tier and agrees with the
   argument's type.
 
@@ -51,6 +53,7 @@ from hyperoffload.dialects.hyperoffload import (
     SPECULATIVE_ATTR,
     TIER_ARG_ATTR,
     DetachOp,
+    GatherOp,
     PrefetchOp,
     RemoteType,
     StoreOp,
@@ -68,9 +71,9 @@ def _may_take_remote(op: Operation) -> bool:
     (their verifiers check their operands), calls and terminators (which
     forward values).
     """
-    return isinstance(op, PrefetchOp | StoreOp | DetachOp | CallOp) or op.has_trait(
-        IsTerminator, value_if_unregistered=False
-    )
+    return isinstance(
+        op, PrefetchOp | StoreOp | DetachOp | GatherOp | CallOp
+    ) or op.has_trait(IsTerminator, value_if_unregistered=False)
 
 
 def describe(value: SSAValue) -> str:
@@ -267,6 +270,28 @@ def _check_speculative(prefetch: PrefetchOp, error: ErrorFactory) -> None:
             )
 
 
+def _check_ahead(gather: GatherOp, error: ErrorFactory) -> None:
+    """
+    The blocks of a gather issued `ahead` (for the next call) are not
+    resident in this one: only a terminator (return) or a detach takes them.
+    """
+    if gather.ahead is None:
+        return
+    for use in gather.result.uses:
+        user = use.operation
+        if isinstance(user, DetachOp) or user.has_trait(
+            IsTerminator, value_if_unregistered=False
+        ):
+            continue
+        raise error(
+            user,
+            f"{written_as(user)} reads {describe(gather.result)}, blocks gathered "
+            "ahead for the next call: they are not resident in this one; gather "
+            "the blocks this call reads without 'ahead' (resident blocks, or "
+            "fetched on demand)",
+        )
+
+
 def verify_residency(root: Operation, error: ErrorFactory) -> None:
     """Raise `error(op, message)` at the first op that breaks an invariant."""
     positions = _Positions()
@@ -278,3 +303,5 @@ def verify_residency(root: Operation, error: ErrorFactory) -> None:
             _check_detach(op, positions, error)
         elif isinstance(op, PrefetchOp):
             _check_speculative(op, error)
+        elif isinstance(op, GatherOp):
+            _check_ahead(op, error)
