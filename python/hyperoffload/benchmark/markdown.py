@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hyperoffload.benchmark.seeds_markdown import seed_section
 from hyperoffload.support.units import format_bytes, format_seconds
 
 METHOD = """\
@@ -231,6 +232,11 @@ def _budget_table(runs: list[dict[str, Any]]) -> list[str]:
 def _workload_lines(scenario: dict[str, Any]) -> list[str]:
     if scenario["kind"] == "longest-generation":
         return [f"Programs: `{scenario['command']}`."]
+    if scenario["kind"] == "seed-training":
+        return [
+            f"Program: `{scenario['command']}` on `{scenario['hardware']}` "
+            f"({scenario['ops']:,} ops; parse {scenario['parse_s']:.1f} s)."
+        ]
     if scenario["kind"] in ("peak-at-slowdown", "generation", "experts"):
         return [
             f"Program: `{scenario['command']}` ({scenario['ops']:,} ops; export "
@@ -271,6 +277,8 @@ def suite_markdown(results: dict[str, Any]) -> str:
             lines += _longest_generation_section(scenario)
         elif scenario["kind"] == "experts":
             lines += _experts_section(scenario)
+        elif scenario["kind"] == "seed-training":
+            lines += seed_section(scenario)
         else:
             lines += _longest_section(scenario)
     return "\n".join(lines)

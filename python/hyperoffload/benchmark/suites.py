@@ -8,6 +8,7 @@ from __future__ import annotations
 from hyperoffload.benchmark.experts import ExpertGeneration
 from hyperoffload.benchmark.generation import DecodeGeneration, LongestGeneration
 from hyperoffload.benchmark.scenarios import LongestSequence, PeakAtSlowdown
+from hyperoffload.benchmark.seeds import SeedTraining
 from hyperoffload.benchmark.workloads import Export
 
 Scenario = (
@@ -16,6 +17,7 @@ Scenario = (
     | DecodeGeneration
     | LongestGeneration
     | ExpertGeneration
+    | SeedTraining
 )
 
 _KV_LENGTHS = tuple(range(64 * 1024, 128 * 1024 + 1, 4 * 1024))
@@ -70,9 +72,66 @@ _SEED_MOE = (
 _SEED_KV = "61.2 GB -> 45.0 GB at 99% throughput"
 _SEED_LONGEST = "longest context at fixed HBM 71K -> 123K tokens"
 
+_SEED_STEP = Export(
+    "llama3-8b",
+    "train",
+    layers=32,
+    seq=8192,
+    batch=2,
+    optimizer="adamw",
+    loss="chunked",
+)
+"""The seeds' LLaMA-8B iteration (5,200 ms) at a setting that lands near it."""
+SEED_BANDWIDTHS = (33.6, 50.0, 70.0, 88.2, 100.0, 196.0)
+"""GB/s: the seeds' figure, their sweep, their "2.8x PCIe 4.0 x16" read as
+2.8 x 31.5, 100, and the CloudMatrix384 UB link per die (arXiv 2506.12708)."""
+
+SEEDS: tuple[Scenario, ...] = (
+    SeedTraining(
+        "llama3-8b-seed-training",
+        "LLaMA-3-8B training step at the seeds' iteration (32 layers, seq 8192, "
+        "batch 2, bf16, AdamW, chunked loss)",
+        _SEED_STEP,
+        "ascend-910c",
+        paper="peak -42% at +1.3%; 5,200 -> 4,080 ms (-21.5%) at a fixed HBM; "
+        "+15.8% end to end from 33.6 to 70 GB/s; runtime prefetching 2.7x "
+        "worse, 9 s exposed, 6.7 s defragmenting",
+        choice="the seeds give 5,200 ms for their LLaMA-8B iteration and "
+        "activations 5-10x the parameters, without sequence or batch: seq 8192 "
+        "at batch 2 (torchtitan's and MindSpeed-LLM's 8B setting) is the "
+        "setting whose unconstrained step lands within 15% of 5,200 ms here "
+        "(below), one micro-batch on one device, no sharding; its saved "
+        "activations, 34 s b h bytes a layer (Korthikanti et al.), are 73 GB, "
+        "4.5x the 16 GB of bf16 weights",
+        bandwidths=SEED_BANDWIDTHS,
+        search_steps=5,
+        sweep_steps=3,
+    ),
+    LongestSequence(
+        "gpt3-175b-seed-batch",
+        "GPT-3 175B training step, two layers (seq 2048, bf16, chunked loss; "
+        "optimizer states sharded away), largest micro-batch in 64 GB within "
+        "15% of none's time",
+        # 175B parameters carry 2.8 TB of AdamW state: its training shards
+        # them over the data-parallel group, so a device's share is small
+        # beside its activations; the step leaves the optimizer out
+        Export("gpt3-175b", "train", layers=2, seq=2048, batch=1, loss="chunked"),
+        "batch",
+        (4, 8, 12, 16, 24, 32),
+        8,
+        ("ascend-910c",),
+        paper="batch 2.4x at +15% iteration time; fragmentation -70% against "
+        "a runtime allocator",
+        limit=0.15,
+        place_arguments=True,
+    ),
+)
+"""The seeds' own settings, each a long run (`--suite seeds`; in `default` too)."""
+
 SUITES: dict[str, tuple[Scenario, ...]] = {
     # in the order workers take them: the longest first
     "default": (
+        *SEEDS,
         PeakAtSlowdown(
             "llama3-8b-train",
             "LLaMA-3-8B training step (32 layers, seq 2048, bf16)",
@@ -268,7 +327,28 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
             place_arguments=True,
         ),
     ),
+    "seeds": SEEDS,
     "quick": (
+        SeedTraining(
+            "tiny-llama-seed-training",
+            "tiny LLaMA training step with AdamW and a chunked loss",
+            Export(
+                "tiny-llama",
+                "train",
+                seq=16,
+                dtype="f32",
+                optimizer="adamw",
+                loss="chunked",
+            ),
+            "ascend-910c",
+            paper="-",
+            choice="-",
+            limits=(0.02,),
+            capacity="400KB",
+            bandwidths=(70.0,),
+            search_steps=2,
+            sweep_steps=1,
+        ),
         ExpertGeneration(
             "tiny-moe-routed-decode",
             "tiny MoE decode, routed experts under an HBM budget",

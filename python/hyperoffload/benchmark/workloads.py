@@ -68,6 +68,13 @@ class Export:
     sinks: int | None = None
     experts: str = "dense"
     """`dense` or `routed` (`hyperoffload-gen --experts`)."""
+    batch: int | None = None
+    optimizer: str = "none"
+    """`none`, `sgd` or `adamw` (`hyperoffload-gen --optimizer`, training)."""
+    loss: str = "full"
+    """`full` or `chunked` (`hyperoffload-gen --loss`, training)."""
+    grad_accum: int | None = None
+    """Micro-batches per training step (`hyperoffload-gen --grad-accum`)."""
 
     def argv(self) -> list[str]:
         args = [self.model, "--mode", self.mode, "--dtype", self.dtype]
@@ -77,9 +84,15 @@ class Export:
             args += ["--attention", self.attention]
         if self.experts != "dense":
             args += ["--experts", self.experts]
+        if self.optimizer != "none":
+            args += ["--optimizer", self.optimizer]
+        if self.loss != "full":
+            args += ["--loss", self.loss]
         for flag, value in (
             ("--layers", self.layers),
             ("--seq", self.seq),
+            ("--batch", self.batch),
+            ("--grad-accum", self.grad_accum),
             ("--kv-len", self.kv_len),
             ("--dense-layers", self.dense_layers),
             ("--kv-block", self.kv_block),
@@ -96,8 +109,9 @@ class Export:
 
     @property
     def tokens(self) -> int:
-        """Tokens one call processes (batch 1): the prompt, or one decoded token."""
-        return 1 if self.mode == "decode" else self.seq or 16
+        """Tokens one call processes: the prompt (or one decoded token) per sequence."""
+        per_sequence = 1 if self.mode == "decode" else self.seq or 16
+        return per_sequence * (self.batch or 1) * (self.grad_accum or 1)
 
     def on(self, hardware: Hardware) -> Export:
         """This export with its arguments in a tier `hardware` has."""

@@ -33,7 +33,7 @@ def test_outputs_are_written(quick: tuple[dict[str, Any], Path]) -> None:
     for scenario in results["scenarios"]:
         assert "error" not in scenario
         assert scenario["title"] in markdown
-        for preset in scenario["presets"]:
+        for preset in scenario.get("presets", ()):
             for plot in preset["plots"]:
                 assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -159,3 +159,15 @@ def test_unknown_scenario_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -
     assert "no scenario nope in suite 'quick'" in capsys.readouterr().err
     assert bench_main(["--suite", "huge", "--list"]) == 1
     assert "unknown suite 'huge'" in capsys.readouterr().err
+
+
+def test_seed_training(quick: tuple[dict[str, Any], Path]) -> None:
+    """Ours within each limit; the optimizer states found; ours fits the fixed HBM."""
+    scenario = _scenario(quick[0], "tiny-llama-seed-training")
+    for entry in scenario["limits"]:
+        assert entry["ours"]["slowdown"] <= entry["limit"]
+    assert 0 < scenario["none"]["state_bytes_at_peak"] <= scenario["state_bytes"]
+    ours = scenario["fixed"]["hyperoffload"]
+    assert ours["fits"]
+    assert ours["peak_hbm_bytes"] <= scenario["capacity_bytes"]
+    assert [p["gb_per_s"] for p in scenario["sweep"]] == [70.0]

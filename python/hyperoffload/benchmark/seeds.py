@@ -1,0 +1,375 @@
+"""
+The seeds' training claims at their own setting (DESIGN.md §1): one
+training step with its optimizer, judged by the seeds' metrics.
+
+- the peak at each slowdown limit (+1.3%, +2%): ours (`hyperoffload-pipeline`'s
+  target search, the plan written into the IR and extracted again) and the
+  best peer's point of its search within the limit;
+- the share of the peak the optimizer states hold (AdamW's float32 master
+  weights, `exp_avg` and `exp_avg_sq`, named in the export's argument list)
+  for `none` and ours;
+- the iteration at a fixed HBM against the fitting baseline: each runtime
+  peer at its fastest setting in that HBM, each recomputation peer at its
+  least peak (it fits or it does not), ours planned at the capacity;
+- optionally a sweep of the remote link's bandwidth: ours at the largest
+  limit and at the fixed HBM at each point, beside the link's bound.
+
+```python
+scenario = SeedTraining("tiny", "tiny step", Export("tiny-llama", "train",
+                        optimizer="adamw"), "ascend-910c", paper="-", choice="-")
+result = scenario.run(Context(work=Path("build/bench"), out=Path("out"), log=print))
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.benchmark.peers import RECOMPUTATION_PEERS, PolicySearch
+from hyperoffload.benchmark.scenarios import Context
+from hyperoffload.benchmark.workloads import Baseline, Export, Workload, load_workload
+from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
+from hyperoffload.passes.pipeline import PipelinePass
+from hyperoffload.planning.loop import PlanningLoop, Trial
+from hyperoffload.planning.planner import PlanError
+from hyperoffload.planning.search import TargetSearch
+from hyperoffload.sim.arena import fragmentation, planned_arena, runtime_arena
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.policies import RUNTIMES
+from hyperoffload.sim.schedule import Compute
+from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
+from hyperoffload.support.tiers import Tier
+
+UNLIMITED = "4TB"
+"""HBM of the peak-at-a-slowdown searches: every policy unconstrained."""
+STATE_PREFIXES = ("master.", "exp_avg.", "exp_avg_sq.")
+"""The export's names of the optimizer's arguments (`frontend.train_step`)."""
+_ARGUMENT = re.compile(r"^//\s+%arg(\d+): (\S+)$", re.MULTILINE)
+
+
+def state_arguments(text: str) -> frozenset[int]:
+    """
+    The positions of the optimizer-state arguments in an export, from the
+    argument list `hyperoffload-gen` writes at its top.
+
+    >>> sorted(state_arguments("//   %arg3: w\\n//   %arg4: exp_avg.w\\n"))
+    [4]
+    """
+    return frozenset(
+        int(index)
+        for index, name in _ARGUMENT.findall(text)
+        if name.startswith(STATE_PREFIXES)
+    )
+
+
+def bytes_at_peak(result: SimResult, buffers: frozenset[int]) -> int:
+    """Bytes of `buffers` in HBM when `result`'s live bytes peak (a recorded run)."""
+    changes: dict[int, int] = {}
+    for a in result.allocations:
+        changes[a.start] = changes.get(a.start, 0) + a.bytes
+        changes[a.end] = changes.get(a.end, 0) - a.bytes
+    live, peak, at = 0, -1, 0
+    for event in sorted(changes):
+        live += changes[event]
+        if live > peak:
+            peak, at = live, event
+    return sum(
+        a.bytes
+        for a in result.allocations
+        if a.buffer in buffers and a.start <= at < a.end
+    )
+
+
+def with_remote_bandwidth(hardware: Hardware, gb_per_s: float) -> Hardware:
+    """`hardware` with its remote link at `gb_per_s` each way."""
+    link = hardware.links[Tier.REMOTE]
+    bandwidth = gb_per_s * 1e9
+    faster = replace(
+        link, bandwidth_to_device=bandwidth, bandwidth_from_device=bandwidth
+    )
+    return replace(hardware, links={**hardware.links, Tier.REMOTE: faster})
+
+
+@dataclass(frozen=True)
+class SeedTraining:
+    name: str
+    title: str
+    export: Export
+    preset: str
+    paper: str
+    """The seeds' figures for this scenario, as published."""
+    choice: str
+    """Why this configuration is the seeds' setting."""
+    limits: tuple[float, ...] = (0.013, 0.02)
+    capacity: str = "64GB"
+    """The fixed HBM of the iteration comparison."""
+    bandwidths: tuple[float, ...] = ()
+    """Remote link bandwidths (GB/s) of the sweep (none: no sweep)."""
+    search_steps: int = 7
+    """Plans ours' target search may try at each limit."""
+    sweep_steps: int = 4
+    """The same at each point of the sweep."""
+    place_arguments: bool = True
+    parts: tuple[str, ...] = ("peak", "fixed", "sweep")
+    """What to run: the peaks at the limits (with the peers), the fixed HBM
+    (`fixed` reads the recomputation peers' points from `peak`), the sweep."""
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        ctx.out.mkdir(parents=True, exist_ok=True)
+        unlimited = load_hardware(self.preset, UNLIMITED)
+        workload = load_workload(self.export.on(unlimited), ctx.work, ctx.log)
+        path = ctx.work / self.export.on(unlimited).file_name()
+        states = state_arguments(path.read_text()[:1_000_000])
+        baseline = workload.baseline(unlimited)
+        none = baseline.none
+        capacity = load_hardware(self.preset, self.capacity).hbm_capacity
+        ctx.log(
+            f"none: {none.makespan_s:.3f} s, peak {none.peak_hbm_bytes / 1e9:.2f} GB"
+        )
+        search = PolicySearch(
+            workload, baseline, max(self.limits), ctx.log, self.place_arguments
+        )
+        fixed: dict[str, Any] = {}
+        at_limits: list[dict[str, Any]] = []
+        if "peak" in self.parts:
+            ctx.log("peers")
+            search.activation()
+            for peer in RECOMPUTATION_PEERS:
+                search.recomputation(peer)
+            at_limits = [
+                {
+                    "limit": limit,
+                    "ours": self._ours(workload, baseline, limit, states, ctx),
+                    "peer": _best_point(search, limit),
+                }
+                for limit in self.limits
+            ]
+        if "fixed" in self.parts:
+            ctx.log(f"runtimes and ours at {self.capacity}")
+            for runtime in RUNTIMES:
+                best = search.at_capacity(runtime, capacity)
+                fixed[runtime] = _runtime_at(best.result, none) | {
+                    "setting": best.setting
+                }
+            for peer in RECOMPUTATION_PEERS:
+                fixed[peer] = _recomputing_at(search, peer, capacity)
+            fixed["hyperoffload"] = self._at_capacity(
+                workload, unlimited, capacity, none, states
+            )
+        sweep = [
+            self._sweep_point(workload, baseline, gb, capacity, states, ctx)
+            for gb in (self.bandwidths if "sweep" in self.parts else ())
+        ]
+        spec = self.export.on(unlimited)
+        return {
+            "name": self.name,
+            "kind": "seed-training",
+            "title": self.title,
+            "paper": self.paper,
+            "choice": self.choice,
+            "command": spec.command,
+            "hardware": self.preset,
+            "ops": workload.ops,
+            "parse_s": workload.parse_s,
+            "tokens": spec.tokens,
+            "none": _figures(none, none, states),
+            "flops": _flops(baseline),
+            "peak_flops": unlimited.peak("bf16"),
+            "remote_gb_per_s": unlimited.links[Tier.REMOTE].bandwidth_to_device / 1e9,
+            "state_bytes": _state_total(baseline, states),
+            "capacity_bytes": capacity,
+            "limits": at_limits,
+            "fixed": fixed,
+            "sweep": sweep,
+        }
+
+    def _ours(
+        self,
+        workload: Workload,
+        baseline: Baseline,
+        limit: float,
+        states: frozenset[int],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        """Ours' smallest target within `limit`, written into the IR and judged there."""
+        hardware = baseline.hardware
+        module = workload.module.clone()
+        loop = _loop(module, hardware, self.place_arguments, limit)
+        search = TargetSearch(loop, hardware.hbm_capacity, limit)
+        with silence_diagnostics():
+            best = search.run(self.search_steps)
+        ctx.log(f"ours within {limit:.1%}: target {best.target / 1e9:.2f} GB")
+        loop.write(best)
+        verify_module(module)
+        planned, _, _ = program_schedules(module, hardware)
+        written = simulate(planned, hardware, None)
+        figures = _figures(written, baseline.none, frozenset())
+        estimate = simulate(best.schedule, hardware, None)
+        figures["state_bytes_at_peak"] = bytes_at_peak(estimate, states)
+        figures["arena_bytes"] = planned_arena(written).arena_bytes
+        figures["target_bytes"] = best.target
+        return figures
+
+    def _at_capacity(
+        self,
+        workload: Workload,
+        hardware: Hardware,
+        capacity: int,
+        none: SimResult,
+        states: frozenset[int],
+        place_arguments: bool | None = None,
+    ) -> dict[str, Any]:
+        """Ours planned at `capacity` (on the graph) and run in it."""
+        placing = self.place_arguments if place_arguments is None else place_arguments
+        loop = _loop(workload.module, hardware, placing, None, capacity)
+        try:
+            with silence_diagnostics():
+                trial: Trial = loop.trial(capacity)
+            result = simulate(trial.schedule, hardware, capacity)
+        except (PlanError, SimulationError) as err:
+            return {"fits": False, "setting": f"no plan: {err}"}
+        figures = _figures(result, none, states)
+        figures["fits"] = result.oom is None and trial.fits(capacity)
+        figures["arena_bytes"] = trial.arena_bytes
+        figures["setting"] = "planned at the capacity"
+        return figures
+
+    def _sweep_point(
+        self,
+        workload: Workload,
+        baseline: Baseline,
+        gb_per_s: float,
+        capacity: int,
+        states: frozenset[int],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        ctx.log(f"sweep: {gb_per_s:g} GB/s")
+        return {
+            "gb_per_s": gb_per_s,
+            "fixed": self.sweep_fixed(workload, baseline, gb_per_s, capacity, states),
+            "peak": self.sweep_peak(workload, baseline, gb_per_s),
+        }
+
+    def sweep_fixed(
+        self,
+        workload: Workload,
+        baseline: Baseline,
+        gb_per_s: float,
+        capacity: int,
+        states: frozenset[int],
+    ) -> dict[str, Any]:
+        """Ours in the fixed HBM with the remote link at `gb_per_s`."""
+        hardware = with_remote_bandwidth(baseline.hardware, gb_per_s)
+        return self._at_capacity(workload, hardware, capacity, baseline.none, states)
+
+    def sweep_peak(
+        self, workload: Workload, baseline: Baseline, gb_per_s: float
+    ) -> dict[str, Any]:
+        """Ours' least peak within the largest limit with the link at `gb_per_s`."""
+        hardware = with_remote_bandwidth(baseline.hardware, gb_per_s)
+        limit = max(self.limits)
+        loop = _loop(workload.module, hardware, self.place_arguments, limit)
+        search = TargetSearch(loop, hardware.hbm_capacity, limit)
+        with silence_diagnostics():
+            best = search.run(self.sweep_steps)
+        peak = _figures(best.result, baseline.none, frozenset())
+        return peak | {"target_bytes": best.target}
+
+
+def _loop(
+    module: Any,
+    hardware: Hardware,
+    place_arguments: bool,
+    limit: float | None,
+    capacity: int | None = None,
+) -> PlanningLoop:
+    pipeline = PipelinePass(place_arguments=place_arguments, max_slowdown=limit)
+    options = pipeline.loop_options(capacity or hardware.hbm_capacity)
+    return PlanningLoop.for_function(main_function(module), hardware, options)
+
+
+def _figures(
+    result: SimResult, none: SimResult, states: frozenset[int]
+) -> dict[str, Any]:
+    figures: dict[str, Any] = {
+        "peak_hbm_bytes": result.peak_hbm_bytes,
+        "makespan_s": result.makespan_s,
+        "compute_s": result.compute_s,
+        "exposed_transfer_s": result.exposed_transfer_s,
+        "bytes_to_device": result.bytes_to_device,
+        "bytes_to_remote": result.bytes_to_remote,
+        "slowdown": result.makespan_s / none.makespan_s - 1,
+        "peak_reduction": 1 - result.peak_hbm_bytes / none.peak_hbm_bytes,
+        "oom": result.oom is not None,
+    }
+    if states and result.allocations:
+        figures["state_bytes_at_peak"] = bytes_at_peak(result, states)
+    return figures
+
+
+def _runtime_at(result: SimResult | None, none: SimResult) -> dict[str, Any]:
+    """A runtime's fastest run in the fixed HBM, with the arena its allocator needs."""
+    if result is None:
+        return {"fits": False, "setting": "no run"}
+    arena = runtime_arena(result).arena_bytes
+    return _figures(result, none, frozenset()) | {
+        "fits": result.oom is None,
+        "arena_bytes": arena,
+        "fragmentation": fragmentation(arena, result.peak_hbm_bytes),
+    }
+
+
+def _recomputing_at(search: PolicySearch, peer: str, capacity: int) -> dict[str, Any]:
+    """A recomputation peer's fastest setting within `capacity`, or its least peak."""
+    points = [p for p in search.points if p.policy == peer and not p.oom]
+    if not points:
+        return {"fits": False, "setting": "n/a"}
+    fitting = [p for p in points if p.peak_hbm_bytes <= capacity]
+    if fitting:
+        best = min(fitting, key=lambda p: p.slowdown)
+        none = search.baseline.none
+        return {
+            "fits": True,
+            "setting": best.setting,
+            "peak_hbm_bytes": best.peak_hbm_bytes,
+            "makespan_s": none.makespan_s * (1 + best.slowdown),
+            "slowdown": best.slowdown,
+        }
+    least = min(points, key=lambda p: p.peak_hbm_bytes)
+    return {
+        "fits": False,
+        "setting": f"least peak: {least.setting}",
+        "peak_hbm_bytes": least.peak_hbm_bytes,
+    }
+
+
+def _best_point(search: PolicySearch, limit: float) -> dict[str, Any] | None:
+    """The peers' least peak within `limit` over every setting they tried."""
+    within = [p for p in search.points if not p.oom and p.slowdown <= limit]
+    if not within:
+        return None
+    best = min(within, key=lambda p: p.peak_hbm_bytes)
+    none = search.baseline.none
+    return {
+        "policy": best.policy,
+        "setting": best.setting,
+        "peak_hbm_bytes": best.peak_hbm_bytes,
+        "slowdown": best.slowdown,
+        "peak_reduction": 1 - best.peak_hbm_bytes / none.peak_hbm_bytes,
+    }
+
+
+def _state_total(baseline: Baseline, states: Iterable[int]) -> int:
+    """Bytes of the optimizer states (argument buffers come first, in order)."""
+    buffers = baseline.stripped.buffers
+    if any(buffers[i].kind != "argument" for i in states):
+        raise ValueError("the optimizer states are not the arguments named")
+    return sum(buffers[i].bytes for i in states)
+
+
+def _flops(baseline: Baseline) -> float:
+    return sum(s.flops for s in baseline.stripped.steps if isinstance(s, Compute))

@@ -1,0 +1,173 @@
+"""
+The pure parts of the seed training scenarios (`benchmark.seeds`,
+`benchmark.seeds_markdown`): the optimizer states found by name, the bytes of
+some buffers at a run's peak, the link's bandwidth changed, the bounds and
+the section written from a result. The runs themselves are in the quick
+suite (`test_bench.py`).
+"""
+
+from typing import Any
+
+import pytest
+
+from hyperoffload.benchmark.seeds import (
+    bytes_at_peak,
+    state_arguments,
+    with_remote_bandwidth,
+)
+from hyperoffload.benchmark.seeds_markdown import (
+    compute_bound_s,
+    fitting_baseline,
+    fixed_bound_s,
+    peak_bound,
+    seed_section,
+)
+from hyperoffload.benchmark.suites import SEEDS, SUITES
+from hyperoffload.benchmark.workloads import Export
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.layout import Allocation
+from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.tiers import Tier
+
+HEADER = """\
+// arguments:
+//   %arg0: tokens
+//   %arg3: tok_embeddings.weight
+//   %arg4: master.tok_embeddings.weight
+//   %arg5: exp_avg.tok_embeddings.weight
+//   %arg6: exp_avg_sq.tok_embeddings.weight
+func.func @train_step(%arg0: tensor<2xi64>) {
+"""
+
+
+def test_states_are_named_in_the_export() -> None:
+    assert state_arguments(HEADER) == {4, 5, 6}
+    assert state_arguments("func.func @f() {}") == frozenset()
+
+
+def test_bytes_at_the_peak() -> None:
+    result = SimResult(None)
+    # buffer 0 alone (100), then 0 and 1 (150: the peak), then 2 alone (120)
+    result.allocations = [
+        Allocation(0, 100, 0, 2),
+        Allocation(1, 50, 1, 3),
+        Allocation(2, 120, 3, 4),
+    ]
+    assert bytes_at_peak(result, frozenset({1})) == 50
+    assert bytes_at_peak(result, frozenset({2})) == 0
+    assert bytes_at_peak(result, frozenset({0, 1, 2})) == 150
+
+
+def test_remote_bandwidth_is_replaced_both_ways() -> None:
+    hardware = with_remote_bandwidth(load_hardware("ascend-910c"), 70)
+    link = hardware.links[Tier.REMOTE]
+    assert link.bandwidth_to_device == link.bandwidth_from_device == 70e9
+    assert hardware.links[Tier.HOST] == load_hardware("ascend-910c").links[Tier.HOST]
+
+
+def test_export_carries_the_training_options() -> None:
+    spec = Export(
+        "llama3-8b", "train", seq=8192, batch=2, optimizer="adamw", loss="chunked"
+    )
+    assert spec.command == (
+        "hyperoffload-gen llama3-8b --mode train --dtype bf16 --optimizer adamw "
+        "--loss chunked --seq 8192 --batch 2"
+    )
+    assert spec.tokens == 2 * 8192
+    assert Export("llama3-8b", "decode", kv_len=16).tokens == 1
+
+
+def test_the_seeds_suite_is_in_default() -> None:
+    assert set(SEEDS) <= set(SUITES["default"])
+    assert SUITES["seeds"] == SEEDS
+
+
+def _result() -> dict[str, Any]:
+    none = {
+        "peak_hbm_bytes": 200e9,
+        "makespan_s": 5.0,
+        "compute_s": 5.0,
+        "state_bytes_at_peak": 90e9,
+    }
+    ours = {
+        "peak_hbm_bytes": 100e9,
+        "peak_reduction": 0.5,
+        "slowdown": 0.01,
+        "bytes_to_device": 50e9,
+        "bytes_to_remote": 40e9,
+        "state_bytes_at_peak": 5e9,
+    }
+    fixed = {
+        "peak_hbm_bytes": 60e9,
+        "makespan_s": 6.0,
+        "slowdown": 0.2,
+        "exposed_transfer_s": 1.0,
+        "fits": True,
+    }
+    return {
+        "choice": "the seeds' setting",
+        "none": none,
+        "flops": 376e12,
+        "peak_flops": 376e12,
+        "tokens": 16384,
+        "state_bytes": 96e9,
+        "remote_gb_per_s": 10.0,
+        "capacity_bytes": 64e9,
+        "limits": [{"limit": 0.02, "ours": ours, "peer": None}],
+        "fixed": {
+            "runtime-prefetch": fixed | {"makespan_s": 9.0, "arena_bytes": 70e9},
+            "memory-budget": {"fits": False, "setting": "least peak"},
+            "hyperoffload": fixed,
+        },
+        "sweep": [
+            {"gb_per_s": 10.0, "peak": ours, "fixed": fixed},
+            {"gb_per_s": 20.0, "peak": ours, "fixed": fixed | {"makespan_s": 5.0}},
+        ],
+    }
+
+
+def test_bounds() -> None:
+    result = _result()
+    assert compute_bound_s(result) == 1.0
+    # the link carries 10 GB/s x 5 s x 1.02 = 51 GB within 2%
+    assert peak_bound(result, 0.02) == pytest.approx(149e9)
+    # 136 GB above 64 GB must come back over 10 GB/s: 13.6 s, above the compute
+    assert fixed_bound_s(result) == pytest.approx(13.6)
+    assert fixed_bound_s(result, 100.0) == 5.0  # compute
+
+
+def test_fitting_baseline_is_the_fastest_peer_that_fits() -> None:
+    found = fitting_baseline(_result())
+    assert found is not None
+    assert found[0] == "runtime-prefetch"
+
+
+def test_section() -> None:
+    text = "\n".join(seed_section(_result()))
+    assert "100.00 GB (-50.0%) at +1.00%" in text
+    assert "5.00 GB (5.0%)" in text  # states at ours' peak
+    assert "| 20 |" in text
+    assert "+20.0%" in text
+
+
+def test_claims_table() -> None:
+    from seed_claims import BEGIN, END, claims_table, replace_between
+
+    result = _result() | {"name": "llama3-8b-seed-training", "hardware": "x"}
+    result["sweep"] = [
+        {"gb_per_s": 33.6, "peak": {}, "fixed": result["fixed"]["hyperoffload"]},
+        {"gb_per_s": 70.0, "peak": {}, "fixed": {"makespan_s": 5.0, "fits": True}},
+    ]
+    table = claims_table({"llama3-8b-seed-training": result})
+    lines = table.splitlines()
+    assert len(lines) == 2 + 5 + 2  # header, five LLaMA rows, two not run
+    assert "not run at this limit" in lines[2]  # +1.3% was not run here
+    assert "-50.0% at +1.00%" in lines[3]
+    assert "149.00 GB" in lines[3]  # the link's bound on the peak
+    assert "+20.0%" in lines[5]  # 6 s -> 5 s from 33.6 to 70 GB/s
+    assert "1.50x" in lines[6]  # the runtime's 9 s against ours' 6 s
+    assert all("not run" in line for line in lines[7:])
+    document = f"a\n{BEGIN}\nold\n{END}\nb\n"
+    assert replace_between(document, "new\n") == f"a\n{BEGIN}\nnew\n{END}\nb\n"
+    with pytest.raises(ValueError, match="needs one"):
+        replace_between("no markers", "new\n")
