@@ -14,6 +14,7 @@ from calibration import (
     ROWS,
     SCALING_DEPTHS,
     TRAIN_8B,
+    TRAIN_8B_SEEDS,
     Export,
     Interpreter,
     Modelled,
@@ -27,6 +28,7 @@ from calibration import (
     linear_in_layers,
     parameter_count,
     render_table,
+    table_row,
 )
 
 from hyperoffload.frontend.configs import get_config
@@ -135,7 +137,7 @@ def test_table() -> None:
     lines = render_table([inside, outside]).splitlines()
     assert len(lines) == 4
     assert all(line.count("|") == 10 for line in lines)
-    assert "| 1.00 |" in lines[2]
+    assert "| 1.00 (sets, not counted) |" in lines[2]  # the GEMM sets the efficiency
     assert "outside" not in lines[2]
     assert "140.6 us" in lines[2]
     assert "141.0 us" in lines[2]
@@ -150,3 +152,25 @@ def test_gemm_program_is_priced(tmp_path: Path) -> None:
     assert modelled.flops == gemm_work(GEMM).flops
     compute, _ = bound_s(gemm_work(GEMM), h100)
     assert modelled.time_s > compute
+
+
+def test_adamw_step_reads_and_writes_its_states() -> None:
+    params = 8_030_261_248
+    extra = export_work(TRAIN_8B_SEEDS).bytes - export_work(TRAIN_8B).bytes
+    assert extra == (3 * 4 * 2 + 2) * params  # master, m, v in f32; the bf16 weight
+    assert export_work(TRAIN_8B_SEEDS).flops == export_work(TRAIN_8B).flops
+    assert TRAIN_8B_SEEDS.argv()[-4:] == ["--optimizer", "adamw", "--loss", "chunked"]
+
+
+def test_rows_that_set_are_apart_and_fp8_is_marked() -> None:
+    setting = {row.key for row in ROWS if row.sets}
+    assert setting == {"gemm-h100", "train-8b-910c-seeds"}
+    (fp8,) = [row for row in ROWS if row.precision]
+    assert fp8.key == "prefill-70b-h100"
+    assert fp8.precision == "FP8"
+    h100 = load_hardware("h100-pcie5")
+    line = table_row(9, Result(fp8, h100, Modelled(0.4, 1.0, frozenset()), (0, 0)))
+    assert "**FP8**" in line
+    seeds = next(row for row in ROWS if row.key == "train-8b-910c-seeds")
+    assert seeds.preset == "ascend-910c"
+    assert seeds.published.step_s() == 5.2
