@@ -89,6 +89,7 @@ from hyperoffload.frontend.route_experts import (
     MarkerKind,
     route_experts_text,
 )
+from hyperoffload.frontend.sharding import insert_collectives_text
 from hyperoffload.frontend.train_step import TrainStepFn
 from hyperoffload.frontend.training import LOSSES, OPTIMIZERS, TrainSpec, chunk_rows
 from hyperoffload.ir.context import make_context
@@ -571,6 +572,15 @@ def check_train(mode: str, train: TrainSpec | None, shapes: Shapes) -> None:
         raise ExportError(
             f"gradient accumulation takes at least 1 micro-batch, not {train.grad_accum}"
         )
+    if train.shard < 1 or not 0 <= train.rank < train.shard:
+        raise ExportError(
+            f"a data-parallel group has at least 1 device and a rank within it, "
+            f"not {train.shard} devices and rank {train.rank}"
+        )
+    if train.shard > 1 and optimizer.kind != "adamw":
+        raise ExportError(
+            f"sharding applies to the adamw optimizer states, not to {optimizer.kind}"
+        )
     chunks = train.loss.chunks
     if chunks is not None:
         if train.loss.kind != "chunked":
@@ -597,9 +607,16 @@ def train_program(
     kind = train.optimizer.kind
     states = train.state_names(names, master=dtype != torch.float32)
     step = [((), torch.int64)] if kind == "adamw" else []
-    state_specs = [(shape, torch.float32) for shape, _ in param_specs] * (
-        len(states) // max(len(names), 1)
-    )
+    if train.shard > 1:
+        for name, (shape, _) in zip(names, param_specs, strict=True):
+            if not shape or shape[0] % train.shard:
+                raise ExportError(
+                    f"cannot shard {name} {list(shape)} over {train.shard} devices: "
+                    "its first dimension is not a multiple of the group"
+                )
+    state_specs = [
+        (train.shard_shape(shape), torch.float32) for shape, _ in param_specs
+    ] * (len(states) // max(len(names), 1))
     first = 2 + len(step)
     results = {
         "none": "loss, then d(loss)/d(param) for each parameter in argument order",
@@ -609,6 +626,12 @@ def train_program(
         + ", ".join(dict.fromkeys(name.split(".", 1)[0] for name in states))
         + "), in argument order",
     }[kind]
+    if train.shard > 1:
+        results += (
+            f" (the states are this device's shard, rank {train.rank} of "
+            f"{train.shard}: the gradients reduce-scattered, the weights "
+            "all-gathered)"
+        )
     sig = Signature(
         "train_step",
         ["tokens", "targets", *(["step"] if step else []), *names, *states],
@@ -968,6 +991,15 @@ def export(
     if sig.markers:
         text = route_experts_text(make_context(), text, f"<@{sig.func_name}>")
         sig = replace(sig, markers=())
+    if train is not None and train.shard > 1:
+        text = insert_collectives_text(
+            make_context(),
+            text,
+            f"<@{sig.func_name}>",
+            sig.n_params,
+            train.shard,
+            train.rank,
+        )
     return Exported(text, sig, time.perf_counter() - start)
 
 

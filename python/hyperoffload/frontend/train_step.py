@@ -23,6 +23,15 @@ updated in the weights' dtype); ``(loss, *params', *master', *exp_avg',
 *exp_avg_sq')`` (``adamw``: the float32 master weights are updated, the
 weights are their rounding to the export dtype).
 
+With ``shard = N > 1`` (``adamw``; ZeRO-1/2) the step is one device's of
+an N-way data-parallel group: the master weights (or, in float32, no master
+copy: the device's rows of the weights) and moments are this device's shard
+(`TrainSpec.shard_shape`, the first dimension split), each gradient is
+reduce-scattered, the shard updated, and the updated weights all-gathered
+(`hyperoffload.frontend.sharding`; the step returns, after its results, the
+markers that module takes off). Results: ``(loss, *params', *master_shard',
+*exp_avg_shard', *exp_avg_sq_shard')``.
+
 The loss is the mean cross-entropy of each micro-batch (`losses`); with N
 micro-batches each micro-batch's loss is divided by N before its backward
 pass, the gradients are summed (in float32 under ``adamw`` with
@@ -141,6 +150,8 @@ class TrainStepFn:
             assert step is not None
             weights = states[:n] if master else params
             m, v = states[-2 * n : -n], states[-n:]
+            if self.spec.shard > 1:
+                return self._sharded(loss, params, grads, weights, m, v, step, master)
             new = [
                 adamw_update(w, g, m_i, v_i, step, optimizer)
                 for w, g, m_i, v_i in zip(weights, grads, m, v, strict=True)
@@ -154,3 +165,52 @@ class TrainStepFn:
             results += new_weights
             results += [m_i for _, m_i, _ in new] + [v_i for _, _, v_i in new]
             return tuple(results)
+
+    def _sharded(
+        self,
+        loss: Tensor,
+        params: Sequence[Tensor],
+        grads: Sequence[Tensor],
+        weights: Sequence[Tensor],
+        m: Sequence[Tensor],
+        v: Sequence[Tensor],
+        step: Tensor,
+        master: bool,
+    ) -> tuple[Tensor, ...]:
+        """
+        One device's AdamW step over its shard: each gradient's shard (the
+        stand-in of a reduce-scatter), the shard of the master weights (or
+        of the float32 weights) and moments updated, the new weights
+        gathered (stand-in: the shard at its rows of zeros); then the
+        markers of `hyperoffload.frontend.sharding`.
+        """
+        spec = self.spec
+        shards = [_own_rows(g, spec) for g in grads]
+        own = weights if master else [_own_rows(w, spec) for w in weights]
+        new = [
+            adamw_update(w, g, m_i, v_i, step, spec.optimizer)
+            for w, g, m_i, v_i in zip(own, shards, m, v, strict=True)
+        ]
+        new_weights = [w for w, _, _ in new]
+        low = [w.to(p.dtype) for w, p in zip(new_weights, params, strict=True)]
+        gathered = [_gathered(w, spec) for w in low]
+        results = [loss, *gathered]
+        if master:
+            results += new_weights
+        results += [m_i for _, m_i, _ in new] + [v_i for _, _, v_i in new]
+        markers = [t for pair in zip(grads, shards, strict=True) for t in pair]
+        markers += [t for pair in zip(low, gathered, strict=True) for t in pair]
+        return (*results, *markers)
+
+
+def _own_rows(tensor: Tensor, spec: TrainSpec) -> Tensor:
+    """This device's rows of `tensor` (a reduce-scatter of identical replicas)."""
+    rows = spec.shard_rows(tensor.shape[0])
+    return tensor[rows.start : rows.stop]
+
+
+def _gathered(shard: Tensor, spec: TrainSpec) -> Tensor:
+    """`shard` at this device's rows of zeros (an all-gather's stand-in)."""
+    rows = spec.shard_rows(shard.shape[0] * spec.shard)
+    whole = shard.shape[0] * spec.shard
+    return F.pad(shard, (0, 0) * (shard.dim() - 1) + (rows.start, whole - rows.stop))

@@ -135,11 +135,39 @@ class TrainSpec:
     optimizer: OptimizerSpec = field(default_factory=OptimizerSpec)
     grad_accum: int = 1
     loss: LossSpec = field(default_factory=LossSpec)
+    shard: int = 1
+    """
+    Devices of the data-parallel group over which the optimizer states are
+    sharded (ZeRO-1/2; ``adamw`` only): the step is one device's, updating
+    1/`shard` of every master weight and moment (1: not sharded).
+    """
+    rank: int = 0
+    """This device's place in the group (its shard: `shard_rows`)."""
 
     @property
     def is_default(self) -> bool:
         """Today's step: no optimizer, one micro-batch, the full loss."""
         return self == TrainSpec()
+
+    def shard_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """
+        The shape of this device's shard of a tensor of `shape` (its first
+        dimension split over the group).
+
+        >>> TrainSpec(OptimizerSpec("adamw"), shard=8).shard_shape((1024, 4096))
+        (128, 4096)
+        """
+        return (shape[0] // self.shard, *shape[1:])
+
+    def shard_rows(self, rows: int) -> range:
+        """
+        The rows of a tensor of `rows` rows this device owns.
+
+        >>> TrainSpec(OptimizerSpec("adamw"), shard=4, rank=1).shard_rows(16)
+        range(4, 8)
+        """
+        size = rows // self.shard
+        return range(self.rank * size, (self.rank + 1) * size)
 
     def state_names(self, names: Sequence[str], master: bool) -> list[str]:
         """The optimizer-state arguments after the parameters `names`."""

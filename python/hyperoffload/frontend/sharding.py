@@ -1,0 +1,104 @@
+"""
+The collectives of a sharded training step (`hyperoffload-gen --shard N`,
+ZeRO-1/2): one device of an N-way data-parallel group reduce-scatters every
+gradient, updates its shard of the master weights and moments, and
+all-gathers the updated weights.
+
+torch-mlir has no op for them, so the step is traced with stand-ins of
+their single-process semantics (`hyperoffload.dialects.collectives`: the
+rank's rows of a gradient, a shard padded with zeros) and markers: after
+its results the traced step returns, for each parameter, the gradient and
+its stand-in shard, then for each parameter the updated shard and its
+stand-in gathered weight. `insert_collectives` takes the markers off the
+function and puts the collectives in place of the stand-ins, each right
+after its operand is computed (a gradient is reduced as soon as the
+backward pass has it, as ZeRO-2 does):
+
+```mlir
+%g = linalg.generic ... -> tensor<16x8xf32>                 // the gradient
+...
+%s = tensor.extract_slice %g[4, 0] [4, 8] [1, 1] ...        // stand-in
+func.return %loss, ..., %g, %s, ... : ...
+```
+becomes
+```mlir
+%g = linalg.generic ... -> tensor<16x8xf32>
+%s = hyperoffload.reduce_scatter %g {group = 4 : i64, rank = 1 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>
+...
+func.return %loss, ... : ...
+```
+"""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, FunctionType
+from xdsl.ir import Block, SSAValue
+from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from hyperoffload.dialects.collectives import (
+    AllGatherOp,
+    CollectiveOp,
+    ReduceScatterOp,
+)
+from hyperoffload.ir.diagnostics import verify_module
+from hyperoffload.ir.parsing import parse_mlir
+
+
+def _after_definition(value: SSAValue) -> InsertPoint:
+    owner = value.owner
+    if isinstance(owner, Block):
+        assert owner.first_op is not None
+        return InsertPoint.before(owner.first_op)
+    return InsertPoint.after(owner)
+
+
+def insert_collectives(
+    function: func.FuncOp, params: int, group: int, rank: int
+) -> None:
+    """
+    Replace the stand-ins that the last ``4 · params`` results of `function`
+    mark (gradient and shard of each parameter, then shard and gathered
+    weight of each) by `group`-device collectives, this device being `rank`;
+    the markers leave the function's results.
+    """
+    ret = function.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    values = list(ret.arguments)
+    kept = len(values) - 4 * params
+    markers = values[kept:]
+    Rewriter.replace_op(ret, func.ReturnOp(*values[:kept]))
+    for index in range(2 * params):
+        source, stand_in = markers[2 * index], markers[2 * index + 1]
+        kind: type[CollectiveOp] = ReduceScatterOp if index < params else AllGatherOp
+        collective = kind(source, stand_in.type, group, rank)
+        Rewriter.insert_op(collective, _after_definition(source))
+        if stand_in.name_hint is not None:
+            collective.result.name_hint = stand_in.name_hint
+        stand_in.replace_all_uses_with(collective.result)
+    outputs = function.function_type.outputs.data[:kept]
+    function.function_type = FunctionType.from_lists(
+        function.function_type.inputs.data, outputs
+    )
+    if function.res_attrs is not None:
+        function.res_attrs = ArrayAttr(function.res_attrs.data[:kept])
+    region_dce(function.body)
+
+
+def insert_collectives_text(
+    ctx: Context, text: str, name: str, params: int, group: int, rank: int
+) -> str:
+    """`text` (one exported step with markers) with its collectives, printed by xDSL."""
+    module = parse_mlir(ctx, text, name)
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and not op.is_declaration:
+            insert_collectives(op, params, group, rank)
+    verify_module(module)
+    out = StringIO()
+    Printer(stream=out).print_op(module)
+    return out.getvalue() + "\n"
