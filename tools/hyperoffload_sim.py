@@ -111,7 +111,9 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--compress-kv",
         choices=["int8"],
-        help="--generate: the block schedules (plan, flexgen) move blocks compressed",
+        help="--generate: the block schedules (plan, flexgen) move blocks compressed "
+        "(default: as the step's plan moves them, its IR's compress attributes); "
+        "an error without --generate",
     )
     peers = parser.add_argument_group("peer policies (docs/simulator.md)")
     defaults = PolicyOptions()
@@ -243,6 +245,11 @@ def _generate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs)
     step = decode_step(module, hardware, options.function)
     reports: list[dict[str, Any]] = []
     runs: list[tuple[str, list[int]]] = []
+    compress = (
+        step.compress if options.compress_kv is None else Compression(options.compress_kv)
+    )
+    if step.compress is not None:
+        _progress(f"the plan moves KV blocks compressed ({step.compress})")
     for policy in policies:
         start = time.perf_counter()
         result = simulate_generation(
@@ -251,9 +258,7 @@ def _generate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs)
             policy,
             hardware,
             hardware.hbm_capacity,
-            compress=None
-            if options.compress_kv is None
-            else Compression(options.compress_kv),
+            compress=compress,
         )
         _progress(
             f"generated {options.generate} tokens under '{policy}' "
@@ -330,6 +335,14 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> str:
 def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
     outputs = _outputs(options)
+    if options.compress_kv is not None and (
+        options.generate is None or options.routing is not None
+    ):
+        raise PolicyError(
+            "--compress-kv applies to --generate on a decode step in blocks (a "
+            "single run or schedule moves what its IR's compress attributes say; "
+            "plan with hyperoffload-pipeline{compress-kv=int8})"
+        )
     hardware = load_hardware(options.hardware, options.hbm_capacity)
     if options.routing is not None:
         if options.trace is not None or options.plot is not None:

@@ -36,8 +36,10 @@ from xdsl.dialects.builtin import (
 
 from hyperoffload.analysis.cost import CostModel, element_bytes, tensor_type
 from hyperoffload.analysis.extract import extract, main_function
+from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
 from hyperoffload.sim.generation import BlockKey, KVLayout, StepBlocks
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.support.quantize import Compression
 
 KV_CACHE_ATTR = "hyperoffload.kv_cache"
 """Function attribute: how the decode step's cache is laid out in blocks."""
@@ -140,12 +142,49 @@ def read_kv_cache(function: func.FuncOp) -> KVCache:
     return KVCache(layout, blocks, entries)
 
 
+def kv_compression(step: func.FuncOp) -> Compression | None:
+    """
+    The scheme the plan moves the cache with: the `compress` of the prefetches
+    of block arguments and the stores of new entries (None if none carries
+    one); `KVCacheError` if they disagree.
+    """
+    cache = read_kv_cache(step)
+    args = step.body.block.args
+    returned = step.body.block.last_op
+    assert isinstance(returned, func.ReturnOp)
+    kv_values = {args[i] for i in cache.blocks} | {
+        returned.operands[i] for i in cache.entries
+    }
+    schemes: set[str | None] = set()
+    for op in step.walk():
+        if isinstance(op, PrefetchOp):
+            moves_kv = op.source in kv_values
+        elif isinstance(op, StoreOp):
+            moves_kv = any(use.operation is returned for use in op.handle.uses)
+        else:
+            continue
+        if moves_kv:
+            schemes.add(None if op.compress is None else op.compress.data)
+    named = {scheme for scheme in schemes if scheme is not None}
+    if len(named) > 1 or (named and None in schemes):
+        listed = ", ".join(sorted(str(s) for s in schemes))
+        raise KVCacheError(
+            f"@{step.sym_name.data}: the KV blocks move with different "
+            f"compression ({listed}); a generation replays one scheme"
+        )
+    return Compression(named.pop()) if named else None
+
+
 def decode_step(
     module: ModuleOp, hardware: Hardware, function: str | None = None
 ) -> StepBlocks:
-    """The decode step of `module` (stripped of offload ops) with its cache's blocks."""
+    """
+    The decode step of `module` (stripped of offload ops) with its cache's
+    blocks, and the compression its plan moves them with (`kv_compression`).
+    """
     from hyperoffload.ir.strip import strip_offload_ops
 
+    compress = kv_compression(main_function(module, function))
     stripped = module.clone()
     strip_offload_ops(stripped)
     step = main_function(stripped, function)
@@ -170,5 +209,5 @@ def decode_step(
         shapes[extraction.buffer_of[args[index]]] = tuple(value_type.get_shape())
         nbytes = element_bytes(value_type.element_type)
     return StepBlocks(
-        extraction.schedule, cache.layout, blocks, entries, shapes, nbytes
+        extraction.schedule, cache.layout, blocks, entries, shapes, nbytes, compress
     )

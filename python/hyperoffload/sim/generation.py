@@ -124,6 +124,8 @@ class StepBlocks:
     )
     """Buffer -> tensor shape `(batch, kv_heads, positions, head_dim)` of each block."""
     element_bytes: int = 2
+    compress: Compression | None = None
+    """The scheme the step's plan moves KV blocks with (its IR's `compress`)."""
 
 
 @dataclass
