@@ -24,6 +24,8 @@ hyperoffload-gen deepseek-v3 --layers 2 --dense-layers 0 \\
 put the optimizer's update (AdamW: float32 master weights and moments as
 arguments tagged for the pool), N micro-batches and a loss fused with the LM
 head over chunks of tokens into the step (`hyperoffload.frontend.train_step`);
+`--shard N` (adamw) makes it one device's step of an N-way data-parallel
+group with sharded optimizer states (`hyperoffload.frontend.sharding`);
 `--attention blocked|window` (prefill and decode) splits the KV cache into
 one tagged argument (decode) or result (prefill) per block of `--kv-block`
 tokens; `--experts routed` (moe family; forward, prefill, decode) runs each
@@ -87,6 +89,7 @@ EXPORT_ONLY = (
     "grad_accum",
     "loss",
     "loss_chunks",
+    "shard",
     "output",
 )
 """Options that shape the exported IR, which `--record-routing` does not write."""
@@ -208,6 +211,17 @@ def _arguments() -> argparse.ArgumentParser:
         metavar="K",
         help="chunks of tokens of the chunked loss (default: Liger's choice, "
         "chunks whose logits are about as large as the hidden states)",
+    )
+    training.add_argument(
+        "--shard",
+        type=int,
+        default=1,
+        metavar="N",
+        help="adamw: export the first device's program of an N-way data-parallel "
+        "group with the optimizer states sharded (ZeRO-1/2): master weights and "
+        "moments are 1/N of each parameter's rows, gradients reduce-scattered, "
+        "updated weights all-gathered (hyperoffload collectives, priced on the "
+        "hardware's [interconnect]) (default: %(default)s, not sharded)",
     )
     parser.add_argument(
         "-o", "--output", type=Path, help="output file (default: stdout)"
@@ -435,6 +449,7 @@ def train_spec(options: argparse.Namespace) -> TrainSpec:
         OptimizerSpec(options.optimizer),
         options.grad_accum,
         LossSpec(options.loss, options.loss_chunks),
+        shard=options.shard,
     )
 
 
@@ -447,6 +462,8 @@ def _train_title(train: TrainSpec, tokens: int, cfg: ModelConfig) -> str:
         parts.append(f"{train.grad_accum} micro-batches")
     if train.loss.kind != "full":
         parts.append(train.loss.describe(tokens, cfg.vocab_size, cfg.hidden))
+    if train.shard > 1:
+        parts.append(f"optimizer states sharded over {train.shard} devices (rank 0)")
     return "".join(f", {part}" for part in parts)
 
 

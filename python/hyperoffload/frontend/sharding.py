@@ -12,7 +12,9 @@ its stand-in shard, then for each parameter the updated shard and its
 stand-in gathered weight. `insert_collectives` takes the markers off the
 function and puts the collectives in place of the stand-ins, each right
 after its operand is computed (a gradient is reduced as soon as the
-backward pass has it, as ZeRO-2 does):
+backward pass has it, as ZeRO-2 does: the float32 copy of a lower-precision
+gradient, which the trace makes after the whole backward pass, first moves
+up to the gradient it copies, `_hoist`):
 
 ```mlir
 %g = linalg.generic ... -> tensor<16x8xf32>                 // the gradient
@@ -36,7 +38,7 @@ from io import StringIO
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, FunctionType
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
@@ -58,6 +60,34 @@ def _after_definition(value: SSAValue) -> InsertPoint:
     return InsertPoint.after(owner)
 
 
+def _hoist(op: Operation) -> None:
+    """
+    Move `op` (and the operand-free ops it reads, `tensor.empty` inits) up
+    to right after the last of its other operands' definitions in its block.
+    """
+    block = op.parent_block()
+    if block is None or op.regions:
+        return
+    order = {o: i for i, o in enumerate(block.ops)}
+    inits: list[Operation] = []
+    last: Operation | None = None
+    for value in op.operands:
+        owner = value.owner
+        if not isinstance(owner, Operation) or owner.parent_block() is not block:
+            continue
+        if not owner.operands and not owner.regions:
+            inits.append(owner)
+        elif last is None or order[owner] > order[last]:
+            last = owner
+    if last is None or order[last] + 1 >= order[op]:
+        return
+    at = InsertPoint.after(last)
+    for moved in [*dict.fromkeys(i for i in inits if order[i] > order[last]), op]:
+        moved.detach()
+        Rewriter.insert_op(moved, at)
+        at = InsertPoint.after(moved)
+
+
 def insert_collectives(
     function: func.FuncOp, params: int, group: int, rank: int
 ) -> None:
@@ -76,6 +106,8 @@ def insert_collectives(
     for index in range(2 * params):
         source, stand_in = markers[2 * index], markers[2 * index + 1]
         kind: type[CollectiveOp] = ReduceScatterOp if index < params else AllGatherOp
+        if kind is ReduceScatterOp and isinstance(source.owner, Operation):
+            _hoist(source.owner)
         collective = kind(source, stand_in.type, group, rank)
         Rewriter.insert_op(collective, _after_definition(source))
         if stand_in.name_hint is not None:
