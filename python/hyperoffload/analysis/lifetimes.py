@@ -141,7 +141,8 @@ class ProgramGraph:
         op_time = [0.0] * len(ops)
         computes = [s for s in schedule.steps if isinstance(s, Compute)]
         for index, step_index in extraction.compute_of_op.items():
-            op_time[index] = computes[step_index].time_s
+            step = computes[step_index]  # a collective takes no compute-stream time
+            op_time[index] = step.time_s if step.stream == "compute" else 0.0
         position = {op: i for i, op in enumerate(ops)}
         values: list[ValueInfo] = []
         arg_attrs = function.arg_attrs.data if function.arg_attrs else ()
