@@ -300,6 +300,8 @@ class LongestSequence:
             longest[policy] = self._entry(policy, best, probes)
             if best is not None:
                 index = self.lengths.index(best)
+        for length in sorted({n for _, n in probes}):
+            probe("none", length)  # the reference at every length tried
         tried = [
             {
                 "policy": policy,

@@ -134,8 +134,9 @@ def seed_section(scenario: dict[str, Any]) -> list[str]:
                 else f"{format_seconds(time)} ({format_seconds(fixed['exposed_transfer_s'])})"
                 + ("" if fixed["fits"] else ", does not fit")
             )
+            peak = _vs(point["peak"]) if point.get("peak") else "not run"
             lines.append(
-                f"| {point['gb_per_s']:g} | {_vs(point['peak'])} | {ran} | {speed} "
+                f"| {point['gb_per_s']:g} | {peak} | {ran} | {speed} "
                 f"| {format_seconds(fixed_bound_s(scenario, point['gb_per_s']))} |"
             )
         lines.append("")
