@@ -22,6 +22,18 @@ or that disagrees with upstream MLIR on what is valid.
   registers; each such op is read as an `UpstreamOnlyOp`, kept and printed
   as it is in generic form. Ops no one registers (`test.*`) stay an error, as
   in `mlir-opt`.
+- Named contractions and convolutions (`linalg.matmul`, `linalg.conv_*`)
+  build their body as ``mul(in, in)`` then ``add(·, out)`` without casting
+  the inputs to the output's element type, so a bf16 `linalg.matmul` into
+  an f32 accumulator (a bf16 linear layer as torch-mlir prints it) builds
+  an `arith.addf` of a bf16 and an f32 that does not verify; upstream casts
+  the inputs first (`arith.extf`), and so does `cast_inputs`. (Text that
+  also holds an op xDSL lacks, such as `linalg.batch_matmul`, is
+  generalised by upstream MLIR first, which is why only the plain form
+  failed.)
+- `linalg.pooling_nchw_max` builds its body as ``max(in, window)`` (the
+  window's unused element) instead of upstream's ``max(out, in)``, so it
+  computed garbage; `RoundTripPoolingNchwMaxOp` builds upstream's.
 - Hexadecimal float elements of `dense<...>` literals: see
   `hyperoffload.ir.parsing.LocatingParser`.
 - The lexer's string-literal pattern nests a `+` inside a `*`, so an
@@ -34,16 +46,30 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self, cast
 
+from xdsl.builder import Builder
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    AnyFloat,
+    IntegerType,
     MemRefType,
     ShapedType,
+    Signedness,
     TensorType,
     VectorType,
 )
 from xdsl.dialects.linalg import Linalg
-from xdsl.dialects.linalg.ops import FillOp, GenericOp
+from xdsl.dialects.linalg import ops as linalg_ops
+from xdsl.dialects.linalg.ops import FillOp, GenericOp, YieldOp
 from xdsl.dialects.tensor import ReshapeOp, Tensor
-from xdsl.ir import Attribute, Dialect, Operation, OpTrait, SSAValue
+from xdsl.ir import (
+    Attribute,
+    BlockArgument,
+    Dialect,
+    Operation,
+    OpTrait,
+    Region,
+    SSAValue,
+)
 from xdsl.irdl import traits_def
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
@@ -192,6 +218,79 @@ class RoundTripReshapeOp(ReshapeOp):
             )
 
 
+def _cast(value: SSAValue, to: Attribute) -> SSAValue:
+    """`value` converted to the element type `to` as upstream's bodies do."""
+    source = value.type
+    if source == to:
+        return value
+    if isinstance(source, AnyFloat) and isinstance(to, AnyFloat):
+        wider = source.bitwidth < to.bitwidth
+        return (arith.ExtFOp(value, to) if wider else arith.TruncFOp(value, to)).result
+    if isinstance(source, IntegerType) and isinstance(to, IntegerType):
+        target = cast(IntegerType[int, Signedness], to)
+        if source.bitwidth < to.bitwidth:
+            return arith.ExtSIOp(value, target).result
+        return arith.TruncIOp(value, target).result
+    if isinstance(source, IntegerType) and isinstance(to, AnyFloat):
+        return arith.SIToFPOp(value, to).result
+    return value
+
+
+def _multiply_add_region(arg_types: Sequence[Attribute]) -> Region:
+    """``out + cast(a) * cast(b)``, the body of a named contraction or convolution."""
+    out = arg_types[-1]
+    add, mul = (
+        (arith.AddfOp, arith.MulfOp)
+        if isinstance(out, AnyFloat)
+        else (arith.AddiOp, arith.MuliOp)
+    )
+
+    @Builder.implicit_region(arg_types)
+    def region(args: tuple[BlockArgument, ...]) -> None:
+        product = mul(_cast(args[0], out), _cast(args[1], out))
+        YieldOp(add(product, args[2]))
+
+    return region
+
+
+def _max_region(arg_types: Sequence[Attribute]) -> Region:
+    """``max(out, cast(in))``, the body of `linalg.pooling_nchw_max`."""
+    out = arg_types[-1]
+    maximum = arith.MaximumfOp if isinstance(out, AnyFloat) else arith.MaxSIOp
+
+    @Builder.implicit_region(arg_types)
+    def region(args: tuple[BlockArgument, ...]) -> None:
+        YieldOp(maximum(args[2], _cast(args[0], out)))
+
+    return region
+
+
+def _with_region(op: type[Operation], build: Any) -> type[Operation]:
+    """A subclass of the named op `op` whose body `build` makes from its arg types."""
+
+    def get_hidden_region(
+        cls: Any, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
+    ) -> Region:
+        return build(cls.body_arg_types((*inputs, *outputs)))
+
+    return type(
+        f"RoundTrip{op.__name__}",
+        (op,),
+        {"get_hidden_region": classmethod(get_hidden_region)},
+    )
+
+
+_CASTING = (
+    linalg_ops.MatmulOp,
+    linalg_ops.Conv2DNchwFchwOp,
+    linalg_ops.Conv2DNgchwFgchwOp,
+    linalg_ops.Conv2DNgchwGfchwOp,
+    linalg_ops.Conv2DNhwc_FhwcOp,
+    linalg_ops.Conv2DNhwc_HwcfOp,
+    linalg_ops.Conv2DNhwgcGfhwcOp,
+)
+
+
 class UpstreamOnlyOp(Operation, ABC):
     """
     An op upstream MLIR registers and xDSL does not (`upstream_only_op`):
@@ -235,8 +334,21 @@ def _swap(
 
 
 def linalg_round_trip() -> Dialect:
-    """xDSL's linalg dialect with `RoundTripGenericOp` and `RoundTripFillOp`."""
-    return _swap(Linalg, {GenericOp: RoundTripGenericOp, FillOp: RoundTripFillOp})
+    """
+    xDSL's linalg dialect with `RoundTripGenericOp`, `RoundTripFillOp`, the
+    named contractions and convolutions casting their inputs and upstream's
+    max-pooling body.
+    """
+    replacements: dict[type[Operation], type[Operation]] = {
+        GenericOp: RoundTripGenericOp,
+        FillOp: RoundTripFillOp,
+        linalg_ops.PoolingNchwMaxOp: _with_region(
+            linalg_ops.PoolingNchwMaxOp, _max_region
+        ),
+    }
+    for op in _CASTING:
+        replacements[op] = _with_region(op, _multiply_add_region)
+    return _swap(Linalg, replacements)
 
 
 def tensor_round_trip() -> Dialect:

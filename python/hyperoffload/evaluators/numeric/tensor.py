@@ -6,16 +6,21 @@ access; dynamic sizes, offsets and strides are read from their operands.
 %e = tensor.empty() : tensor<2x3xf32>                                  // zeros
 %s = tensor.extract_slice %x[0, 1] [2, 2] [1, 1] : tensor<2x3xf32> to tensor<2x2xf32>
 %v = tensor.extract %x[%i, %j] : tensor<2x3xf32>                       // x[i, j]
+%p = tensor.pad %x low[0, 1] high[0, 1] {                              // zeros around x
+^bb0(%i: index, %j: index):
+  tensor.yield %zero : f32
+} : tensor<2x3xf32> to tensor<2x5xf32>
 ```
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import tensor
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from hyperoffload.evaluators.numeric.core import Value, dtype_of, shape_of
+from hyperoffload.evaluators.numeric.core import Value, dtype_of, error, shape_of
 from hyperoffload.evaluators.numeric.frame import Frame, OpImpls
 
 TENSOR = OpImpls()
@@ -89,6 +94,49 @@ def _insert_slice(frame: Frame, op: Operation, args: list[Value]) -> list[Value]
     dest = args[1].copy()
     dest[slices] = args[0].reshape(dest[slices].shape)
     return [dest]
+
+
+def pad_value(op: tensor.PadOp) -> SSAValue | float | int:
+    """
+    What `op` pads with: the value its body yields, defined above the op, or
+    the constant the body defines; `NotImplementedError` for a padding
+    computed from the positions.
+    """
+    yielded = op.region.block.last_op
+    assert yielded is not None
+    value = yielded.operands[0]
+    owner = value.owner
+    if not (isinstance(owner, Operation) and owner.parent_op() is op):
+        return value
+    constant = owner.properties.get("value") or owner.attributes.get("value")
+    if owner.name == "arith.constant" and isinstance(constant, FloatAttr | IntegerAttr):
+        return constant.value.data
+    raise NotImplementedError("a tensor.pad whose padding depends on the position")
+
+
+def pad_widths(
+    op: tensor.PadOp, read: Callable[[SSAValue], int]
+) -> list[tuple[int, int]]:
+    """The (low, high) padding of each dimension, dynamic ones read with `read`."""
+    low_values, high_values = iter(op.low), iter(op.high)
+    low = [read(next(low_values)) if v < 0 else v for v in op.static_low.get_values()]
+    high = [
+        read(next(high_values)) if v < 0 else v for v in op.static_high.get_values()
+    ]
+    return list(zip(low, high, strict=True))
+
+
+@TENSOR.impl("tensor.pad")
+def _pad(frame: Frame, op: Operation, args: list[Value]) -> list[Value]:
+    assert isinstance(op, tensor.PadOp)
+    try:
+        padding = pad_value(op)
+    except NotImplementedError as err:
+        raise error(op, str(err)) from None
+    fill = frame.read(op, padding) if isinstance(padding, SSAValue) else padding
+    widths = pad_widths(op, lambda v: int(frame.read(op, v)))
+    source = args[0]
+    return [np.pad(source, widths, constant_values=np.asarray(fill, source.dtype))]
 
 
 @TENSOR.impl("tensor.concat")

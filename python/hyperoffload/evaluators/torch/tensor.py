@@ -18,6 +18,7 @@ import torch
 from xdsl.dialects import tensor
 from xdsl.ir import Operation, SSAValue
 
+from hyperoffload.evaluators.numeric.tensor import pad_value, pad_widths
 from hyperoffload.evaluators.torch.registry import Scope, TorchImpls
 from hyperoffload.evaluators.torch.values import (
     Fail,
@@ -122,6 +123,52 @@ def _insert_slice(scope: Scope, op: Operation, args: list[Tensor]) -> list[Tenso
     dest = materialised(args[1], scope.device).clone()
     dest[slices] = materialised(args[0], scope.device).reshape(dest[slices].shape)
     return [dest]
+
+
+@TENSOR.impl("tensor.pad")
+def _pad(scope: Scope, op: Operation, args: list[Tensor]) -> list[Tensor]:
+    """
+    The operands, then the padding value when the body yields one defined
+    above it (`region_reads`).
+    """
+    assert isinstance(op, tensor.PadOp)
+    try:
+        padding = pad_value(op)
+    except NotImplementedError as err:
+        raise Fail(str(err)) from None
+    by_value = dict(zip(op.operands, args, strict=False))
+    fill = args[len(op.operands)] if isinstance(padding, SSAValue) else padding
+    widths = pad_widths(op, lambda v: int(by_value[v]))
+    flat = [w for low, high in reversed(widths) for w in (low, high)]
+    source = materialised(args[0], scope.device)
+    value = float(fill) if source.is_floating_point() else int(fill)
+    return [torch.nn.functional.pad(source, flat, value=value)]
+
+
+REGION_OPS = frozenset({"tensor.pad"})
+"""Ops with a region the executor runs whole: their implementation takes the
+operands, then the values the region reads from above (`region_reads`)."""
+
+
+def region_reads(op: Operation) -> list[SSAValue]:
+    """The values defined above `op` that its regions read, in order, once each."""
+    seen: list[SSAValue] = []
+    for nested in op.walk():
+        if nested is op:
+            continue
+        for value in nested.operands:
+            owner = value.owner
+            inside = isinstance(owner, Operation) and op.is_ancestor(owner)
+            if not inside and not _block_of(value, op) and value not in seen:
+                seen.append(value)
+    return seen
+
+
+def _block_of(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is an argument of a block inside `op`."""
+    block = getattr(value, "block", None)
+    parent = block.parent_op() if block is not None else None
+    return parent is not None and (parent is op or op.is_ancestor(parent))
 
 
 @TENSOR.impl("tensor.concat")
