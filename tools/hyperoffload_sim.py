@@ -22,6 +22,7 @@ from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import Severity, emit, verify_module
 from hyperoffload.sim.experts import EXPERT_POLICIES
 from hyperoffload.sim.generation import GENERATION_POLICIES
+from hyperoffload.sim.generation_topk import TOPK_POLICIES
 from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
 from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_policy
 from hyperoffload.sim.report import format_table, report_dict
@@ -66,7 +67,9 @@ def _arguments() -> argparse.ArgumentParser:
         "--policy",
         default="plan",
         choices=[
-            *dict.fromkeys([*POLICIES, *GENERATION_POLICIES, *EXPERT_POLICIES]),
+            *dict.fromkeys(
+                [*POLICIES, *GENERATION_POLICIES, *EXPERT_POLICIES, *TOPK_POLICIES]
+            ),
             "all",
         ],
         help="plan: the program as compiled (default); all: every policy side by side",
@@ -114,6 +117,26 @@ def _arguments() -> argparse.ArgumentParser:
         help="--generate: the block schedules (plan, flexgen) move blocks compressed "
         "(default: as the step's plan moves them, its IR's compress attributes); "
         "an error without --generate",
+    )
+    topk = parser.add_argument_group(
+        "top-k decode (--generate on hyperoffload-gen ... --attention topk)",
+        "The calls replay recorded block rankings; policies none, plan (ours: a "
+        "heat table of hot blocks, the next likely blocks fetched ahead) and "
+        "on-demand (a runtime cache of as many blocks, least recently used out).",
+    )
+    topk.add_argument(
+        "--selections",
+        type=Path,
+        metavar="FILE",
+        help="the rankings to replay (bench/topk/selections.json, written by "
+        "bench/topk_accuracy.py)",
+    )
+    topk.add_argument(
+        "--hot-blocks",
+        type=int,
+        metavar="N",
+        help="resident hot blocks per layer (default: ours' fewest within 1%% of "
+        "none's tokens/s)",
     )
     peers = parser.add_argument_group("peer policies (docs/simulator.md)")
     defaults = PolicyOptions()
@@ -230,6 +253,7 @@ def _outputs(options: argparse.Namespace) -> Outputs:
 def _generate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs) -> str:
     """`--generate N`: the decode step called N times under each policy."""
     from hyperoffload.analysis.kv_cache import decode_step
+    from hyperoffload.analysis.topk_cache import is_topk
     from hyperoffload.sim.generation import (
         format_generation_table,
         simulate_generation,
@@ -242,11 +266,17 @@ def _generate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs)
         list(GENERATION_POLICIES) if options.policy == "all" else [options.policy]
     )
     module = _program(options)
+    if is_topk(module, options.function):
+        return _generate_topk(options, module, hardware)
+    if options.selections is not None or options.hot_blocks is not None:
+        raise PolicyError("--selections and --hot-blocks need a top-k decode step")
     step = decode_step(module, hardware, options.function)
     reports: list[dict[str, Any]] = []
     runs: list[tuple[str, list[int]]] = []
     compress = (
-        step.compress if options.compress_kv is None else Compression(options.compress_kv)
+        step.compress
+        if options.compress_kv is None
+        else Compression(options.compress_kv)
     )
     if step.compress is not None:
         _progress(f"the plan moves KV blocks compressed ({step.compress})")
@@ -273,6 +303,75 @@ def _generate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs)
         image = peak_per_token_image(runs, options.plot, title, hardware.hbm_capacity)
         outputs.put(options.plot, image)
     return _json(reports) if options.json else format_generation_table(reports)
+
+
+def _generate_topk(
+    options: argparse.Namespace, module: ModuleOp, hardware: Hardware
+) -> str:
+    """`--generate N` on a top-k decode step: the recorded rankings replayed."""
+    import json
+
+    from hyperoffload.analysis.topk_cache import topk_step
+    from hyperoffload.sim.generation_topk import (
+        format_topk_table,
+        least_hot,
+        map_ranking,
+        replay,
+    )
+    from hyperoffload.support.topk_blocks import topk_layout
+
+    if options.selections is None:
+        raise PolicyError(
+            "--generate on a top-k decode step needs --selections FILE (the block "
+            "rankings to replay; bench/topk_accuracy.py writes them)"
+        )
+    step = topk_step(module, hardware, options.function)
+    try:
+        recorded = json.loads(options.selections.read_text())
+        calls: list[list[list[int]]] = recorded["steps"]
+        block, sinks, recent, prompt = (
+            int(recorded[key]) for key in ("block", "sinks", "recent", "prompt")
+        )
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise PolicyError(
+            f"{options.selections}: not a rankings file ({err})"
+        ) from None
+    if not calls:
+        raise PolicyError(f"{options.selections}: no recorded calls")
+    candidates = list(range(1, 1 + step.blocks - step.fixed))
+    rankings = [
+        [
+            map_ranking(
+                ranks,
+                len(topk_layout(block, sinks, recent, prompt + i).candidates),
+                candidates,
+            )
+            for ranks in call
+        ]
+        for i, call in enumerate(calls)
+    ]
+    compressed = options.compress_kv is not None
+    if options.policy == "all":
+        policies = list(TOPK_POLICIES)
+    elif options.policy in TOPK_POLICIES:
+        policies = [options.policy]
+    else:
+        raise PolicyError(
+            f"'{options.policy}' is not a top-k generation policy "
+            f"(choose from {', '.join(TOPK_POLICIES)})"
+        )
+    hot = options.hot_blocks
+    if hot is None:
+        hot = least_hot(
+            step, rankings, options.generate, hardware, 0.01, compressed
+        ).hot
+    results = [
+        replay(step, rankings, options.generate, policy, hot, hardware, compressed)
+        for policy in policies
+    ]
+    if options.json:
+        return _json([r.report() | {"hardware": hardware.name} for r in results])
+    return format_topk_table(results)
 
 
 def _route(options: argparse.Namespace, hardware: Hardware) -> str:

@@ -80,9 +80,16 @@ class PooledCache:
     key_max: Tensor
     length: int
     spec: AttentionSpec
+    record: list[Tensor] | None = None
+    """
+    While a list, each `attend` appends the candidate blocks ranked by their
+    bound, best first (eager runs; the selection is the first `topk`).
+    """
 
     @staticmethod
-    def from_kv(k: Tensor, v: Tensor, spec: AttentionSpec) -> PooledCache:
+    def from_kv(
+        k: Tensor, v: Tensor, spec: AttentionSpec, record: list[Tensor] | None = None
+    ) -> PooledCache:
         """The pool and summaries of a contiguous cache (b, kv, length, hd)."""
         length = k.shape[2]
         low, high = summarize(k, length, spec.block)
@@ -93,6 +100,7 @@ class PooledCache:
             high,
             length,
             spec,
+            record,
         )
 
     @property
@@ -138,6 +146,14 @@ class PooledCache:
             return torch.zeros(0, dtype=torch.int64, device=q.device)
         return torch.cat(chosen)
 
+    def ranking(self, q: Tensor) -> Tensor:
+        """The candidate blocks by decreasing bound (ties to the lower index)."""
+        candidates = torch.tensor(self.layout.candidates, dtype=torch.int64)
+        if not len(candidates):
+            return candidates
+        order = torch.argsort(-self.scores(q).detach()[candidates], stable=True)
+        return candidates[order]
+
     def attend(self, q: Tensor, k_new: Tensor, v_new: Tensor) -> Tensor:
         """
         softmax(q kᵀ / √hd) v of one query per sequence, q (b, heads, 1, hd),
@@ -157,6 +173,8 @@ class PooledCache:
             hidden = self._hidden(j, q.device)
             parts.append((self.keys[j], self.values[j], hidden))
         chosen = self.select(q)
+        if self.record is not None:
+            self.record.append(self.ranking(q))
         k = chosen.shape[0]
         if k:
             gk = self.keys.index_select(0, chosen)

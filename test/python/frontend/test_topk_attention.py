@@ -86,8 +86,11 @@ def test_step_matches_masked_softmax(seed: int) -> None:
     k, v = torch.randn(b, kv, KV_LEN, hd), torch.randn(b, kv, KV_LEN, hd)
     q = torch.randn(b, heads, 1, hd)
     kn, vn = torch.randn(b, kv, 1, hd), torch.randn(b, kv, 1, hd)
-    got = PooledCache.from_kv(k, v, SPEC).attend(q, kn, vn)
+    cache = PooledCache.from_kv(k, v, SPEC)
+    got = cache.attend(q, kn, vn)
     torch.testing.assert_close(got, _plain(q, k, v, kn, vn), rtol=1e-5, atol=1e-6)
+    # the ranking a generation replays selects what the step selects
+    assert torch.equal(cache.ranking(q)[: SPEC.topk], cache.select(q))
 
 
 def test_layout_rule() -> None:
