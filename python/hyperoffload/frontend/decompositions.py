@@ -22,6 +22,8 @@ lower to linalg:
   repeating the key and value heads; `MathAttention` routes the call there
   above autograd, which then differentiates the math (the fused kernels'
   backward does not lower);
+* ``native_group_norm``: reductions over a ``(batch, groups, rest)``
+  view (PyTorch's decomposition gathers the statistics per element);
 * ``convolution_backward`` of a transposed convolution: ordinary
   convolutions;
 * the embedding's and the NLL loss's backward passes as one-hot products
@@ -387,6 +389,37 @@ class MathAttention(torch.overrides.TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+def native_group_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    n: int,
+    channels: int,
+    hw: int,
+    group: int,
+    eps: float,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """
+    GroupNorm over a ``(batch, groups, rest)`` view: the statistics are
+    reductions of the view and the affine parameters broadcast per channel
+    (PyTorch's decomposition gathers them per element, a `tensor.extract` in
+    every element's body). Returns the output, the mean and the inverse
+    standard deviation, ``(batch, groups)`` each.
+    """
+    grouped = input.reshape(n, group, -1)
+    mean = grouped.mean(-1, keepdim=True)
+    centred = grouped - mean
+    var = (centred * centred).mean(-1, keepdim=True)
+    inverse = torch.rsqrt(var + eps)
+    out = (centred * inverse).reshape(input.shape)
+    shape = [1, channels] + [1] * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out, mean.reshape(n, group), inverse.reshape(n, group)
+
+
 def export_decompositions() -> dict[Any, Callable[..., Any]]:
     """
     The zoo's decomposition table (`decomposition_table`) with the ops of
@@ -397,6 +430,7 @@ def export_decompositions() -> dict[Any, Callable[..., Any]]:
     table[aten.native_batch_norm.default] = native_batch_norm
     table[aten.scaled_dot_product_attention.default] = scaled_dot_product_attention
     table[aten.convolution_backward.default] = convolution_backward
+    table[aten.native_group_norm.default] = native_group_norm
     table[aten.max_pool2d_with_indices_backward.default] = (
         max_pool2d_with_indices_backward
     )

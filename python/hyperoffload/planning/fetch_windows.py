@@ -25,6 +25,7 @@ import numpy as np
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
+from hyperoffload.planning.annotated import annotated_prefetch_distance
 from hyperoffload.planning.placement import (
     MoveOptions,
     PrefetchWindow,
@@ -65,7 +66,8 @@ def _windows(
         for index, gap in enumerate(value_plan.gaps):
             earliest = max(exists, gap.after + 1)
             current = value_plan.fetch_op(index, distance)
-            latest = max(gap.before, earliest)
+            annotated = annotated_prefetch_distance(info.value)
+            latest = max(gap.before - annotated, earliest)
             window = PrefetchWindow(
                 earliest, latest, info.bytes, duration, tier, current
             )

@@ -79,6 +79,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.ir.diagnostics import Severity, format_diagnostic
+from hyperoffload.planning.annotated import annotated_prefetch_distance
 from hyperoffload.planning.recipes import Recipe, RecipeBuilder, recomputation_steps
 from hyperoffload.planning.tiers import choose_tiers
 from hyperoffload.sim.compression import Compressed, transfer_time
@@ -174,9 +175,11 @@ class ValuePlan:
     def fetch_op(self, index: int, distance: int) -> int:
         """The op before which the fetch ending gap `index` is issued."""
         gap = self.gaps[index]
+        annotated = annotated_prefetch_distance(self.info.value)
         if self.fetch_ops is not None:
-            return max(gap.after + 1, self.fetch_ops[index])
-        return max(gap.after + 1, gap.before - distance)
+            moved = max(gap.after + 1, self.fetch_ops[index])
+            return min(moved, max(gap.after + 1, gap.before - annotated))
+        return max(gap.after + 1, gap.before - max(distance, annotated))
 
     def issue_order(self, index: int, distance: int) -> tuple[int, int]:
         """
