@@ -21,12 +21,13 @@ from hyperoffload.sim.layout import (
 
 MINIMALLOC = Path(__file__).resolve().parents[2] / "inputs" / "minimalloc"
 CAPACITY = 1_048_576
-PACKED = "ABCDFGJK"
-"""The challenging instances the search packs at capacity (in about 10 s or less)."""
-UNPACKED = "EHI"
-"""Those it does not (yet): MiniMalloc's C++ visits far more nodes in 10 s."""
-NODES = 80_000
-"""The search's bound in the test: nodes, not seconds, so the result is the machine's own."""
+INSTANCES = "ABCDEFGHIJK"
+NODES = 100_000
+"""
+The search's bound in the test: nodes, not seconds, so the result is the
+machine's own. The first try at the capacity gets 80% of it; the instances
+need from 2,410 (J) to 56,296 nodes (E), about 190,000 in all.
+"""
 
 
 def read_instance(path: Path) -> list[Allocation]:
@@ -37,19 +38,12 @@ def read_instance(path: Path) -> list[Allocation]:
         ]
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        *PACKED,
-        *(pytest.param(n, marks=pytest.mark.xfail(strict=False)) for n in UNPACKED),
-    ],
-)
+@pytest.mark.parametrize("name", INSTANCES)
 def test_challenging_instance_packs_at_capacity(name: str) -> None:
     allocations = read_instance(MINIMALLOC / f"{name}.1048576.csv")
     heuristic = static_layout(allocations, "auto", alignment=1)
-    nodes = NODES if name in PACKED else 2_000
     result = exact_layout(
-        allocations, 1, heuristic, 600.0, target=CAPACITY, node_budget=nodes
+        allocations, 1, heuristic, 600.0, target=CAPACITY, node_budget=NODES
     )
     check_layout(allocations, result.layout, alignment=1)
     assert result.layout.arena_bytes <= heuristic.arena_bytes
