@@ -60,18 +60,33 @@ def _after_definition(value: SSAValue) -> InsertPoint:
     return InsertPoint.after(owner)
 
 
+def _read_values(op: Operation) -> list[SSAValue]:
+    """The operands of `op` and the values its regions read from above it."""
+    values = list(op.operands)
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for value in inner.operands:
+            owner = value.owner
+            parent = owner if isinstance(owner, Operation) else owner.parent_op()
+            if parent is not None and not op.is_ancestor(parent):
+                values.append(value)
+    return values
+
+
 def _hoist(op: Operation) -> None:
     """
     Move `op` (and the operand-free ops it reads, `tensor.empty` inits) up
-    to right after the last of its other operands' definitions in its block.
+    to right after the last definition of the other values it reads in its
+    block.
     """
     block = op.parent_block()
-    if block is None or op.regions:
+    if block is None:
         return
     order = {o: i for i, o in enumerate(block.ops)}
     inits: list[Operation] = []
     last: Operation | None = None
-    for value in op.operands:
+    for value in _read_values(op):
         owner = value.owner
         if not isinstance(owner, Operation) or owner.parent_block() is not block:
             continue
@@ -119,7 +134,8 @@ def insert_collectives(
     )
     if function.res_attrs is not None:
         function.res_attrs = ArrayAttr(function.res_attrs.data[:kept])
-    region_dce(function.body)
+    while region_dce(function.body):  # a stand-in's constants die with it
+        pass
 
 
 def insert_collectives_text(
