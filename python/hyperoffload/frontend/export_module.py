@@ -375,6 +375,51 @@ def _raw_ops(graph: torch.fx.GraphModule) -> str:
     return " " + " ".join(sorted(set(names)))
 
 
+_LOC_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)$", re.MULTILINE)
+_LOC_FILE = re.compile(r'"([^"]+)":(\d+):\d+')
+
+
+def _frames(location: str, aliases: dict[str, str]) -> list[tuple[str, int]]:
+    """The (file, line) frames of an MLIR location, innermost first."""
+    expanded = location
+    for _ in range(8):  # aliases refer to aliases: a few rounds resolve them
+        expanded = re.sub(r"#loc\d*", lambda m: aliases.get(m.group(0), ""), expanded)
+        if "#loc" not in expanded:
+            break
+    return [(path, int(line)) for path, line in _LOC_FILE.findall(expanded)]
+
+
+def _locate_in_module(module: Any, ops: Sequence[str]) -> list[str]:
+    """Each op of `ops` with the model line torch-mlir's locations give it."""
+    import linecache
+
+    text: str = module.operation.get_asm(enable_debug_info=True)
+    aliases = dict(_LOC_ALIAS.findall(text))
+    lines = text.splitlines()
+    found: list[str] = []
+    for op in ops:
+        where = ""
+        for i, line in enumerate(lines):
+            if op not in line:
+                continue
+            for later in lines[i:]:
+                match = re.search(
+                    r"loc\((#loc\d*|callsite\(.*\)|\".*?\"[^)]*)\)\s*$", later
+                )
+                if match is None:
+                    continue
+                for path, number in _frames(match.group(1), aliases):
+                    if "/torch/" in path or "/hyperoffload/" in path:
+                        continue
+                    code = linecache.getline(path, number).strip()
+                    where = f" at {path}:{number}" + (f" ({code})" if code else "")
+                    break
+                break
+            break
+        found.append(op + where)
+    return found
+
+
 def lower_step(fn: Callable[..., Any], args: Sequence[Tensor], func_name: str) -> str:
     """
     Trace `fn` on the fake tensors `args` through autograd with the
@@ -410,8 +455,14 @@ def lower_step(fn: Callable[..., Any], args: Sequence[Tensor], func_name: str) -
         raise _unsupported(str(err) + _raw_ops(functional), func_name, traced) from None
     text = str(module)
     left = re.findall(r"\b(torch\.(?:aten|prim|prims)\.[\w.]+|tm_tensor\.\w+)", text)
+    left = [op for op in left if not op.endswith(".yield")] or left
     if left:
-        raise _unsupported(" ".join(sorted(set(left))), func_name, traced)
+        located = _locate_in_module(module, sorted(set(left)))
+        raise ExportError(
+            f"@{func_name}: unsupported op(s) left by torch-mlir: "
+            + "; ".join(located)
+            + " (see docs/own-model.md, 'When an op is not supported')"
+        )
     return text
 
 

@@ -228,3 +228,22 @@ class TinyUNet(nn.Module):
 def unet() -> tuple[nn.Module, tuple[Tensor], tuple[Tensor]]:
     torch.manual_seed(0)
     return TinyUNet(), (torch.randn(2, 1, 8, 8),), (torch.randn(2, 1, 8, 8),)
+
+
+# ------------------------------------------------------------ not supported
+
+
+class RunningTotal(nn.Module):
+    """A linear layer, then a cumulative sum (torch-mlir lowers it to tm_tensor.scan)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.cumsum(self.fc(x), dim=-1)  # the unsupported line
+
+
+def running_total() -> tuple[nn.Module, tuple[Tensor]]:
+    torch.manual_seed(0)
+    return RunningTotal(), (torch.randn(2, 4),)

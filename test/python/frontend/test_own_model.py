@@ -211,3 +211,35 @@ def test_planned_at_60_percent_checks_and_runs(
     assert report["bytes_to_device"] > 0
     if CASES[name][1] == "train":
         assert report["bytes_to_remote"] > 0
+
+
+def test_unsupported_op_is_located_in_the_model(tmp_path: Path) -> None:
+    """
+    An op torch-mlir leaves unlowered (a cumulative sum: `tm_tensor.scan`) is
+    a diagnostic naming it and the model's line, exit status 1, no traceback.
+    """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
+    out = tmp_path / "bad.mlir"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _EXPORT,
+            str(tmp_path),
+            json.dumps({"running_total": []}),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    line = next(
+        i
+        for i, text in enumerate((HERE / "own_models.py").read_text().splitlines(), 1)
+        if "the unsupported line" in text
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "hyperoffload-gen: error: @forward: unsupported op(s)" in done.stderr
+    assert f"tm_tensor.scan at {HERE / 'own_models.py'}:{line}" in done.stderr
+    assert not out.exists()
