@@ -16,8 +16,8 @@ caller when it writes a block). A step:
    a selected block is a whole block of the pool);
 2. chooses the `topk` best by argmax rounds (ties to the lower index;
    `torch.topk` would lower to `tm_tensor.sort`);
-3. gathers them from the pool (`index_select` on the block dimension:
-   in the IR a gather from the pooled cache) and attends over the fixed
+3. gathers each from the pool (`index_select` of one block on the block
+   dimension: in the IR a gather from the pooled cache) and attends over the fixed
    blocks (masked to the sinks and recent positions), the gathered blocks
    and the new token with an online softmax.
 
@@ -127,6 +127,13 @@ class PooledCache:
         (k,) the chosen candidate blocks, best first, k = min(topk,
         candidates): argmax rounds over the scores, non-candidates at -inf.
         """
+        chosen = self._choose(q)
+        if not chosen:
+            return torch.zeros(0, dtype=torch.int64, device=q.device)
+        return torch.cat(chosen)
+
+    def _choose(self, q: Tensor) -> list[Tensor]:
+        """The chosen blocks of `select`, one (1,) tensor each, best first."""
         layout = self.layout
         n = self.key_min.shape[0]
         k = min(self.spec.topk, len(layout.candidates))
@@ -142,9 +149,7 @@ class PooledCache:
             best = remaining.argmax(-1)
             chosen.append(best)
             remaining = remaining.masked_fill(blocks == best[:, None], float("-inf"))
-        if not chosen:
-            return torch.zeros(0, dtype=torch.int64, device=q.device)
-        return torch.cat(chosen)
+        return chosen
 
     def ranking(self, q: Tensor) -> Tensor:
         """The candidate blocks by decreasing bound (ties to the lower index)."""
@@ -172,15 +177,13 @@ class PooledCache:
         for j in layout.fixed:
             hidden = self._hidden(j, q.device)
             parts.append((self.keys[j], self.values[j], hidden))
-        chosen = self.select(q)
         if self.record is not None:
             self.record.append(self.ranking(q))
-        k = chosen.shape[0]
-        if k:
-            gk = self.keys.index_select(0, chosen)
-            gv = self.values.index_select(0, chosen)
-            gk = gk.permute(1, 2, 0, 3, 4).reshape(b, kv, k * block, hd)
-            gv = gv.permute(1, 2, 0, 3, 4).reshape(b, kv, k * block, hd)
+        # each chosen block is gathered on its own: (1, b, kv, B, hd) is a
+        # block as attention reads it, with no copy into one tensor
+        for best in self._choose(q):
+            gk = self.keys.index_select(0, best).reshape(b, kv, block, hd)
+            gv = self.values.index_select(0, best).reshape(b, kv, block, hd)
             parts.append((gk, gv, None))
         parts.append((k_new, v_new, None))
         return _online_softmax(qt, parts).reshape(b, heads, 1, hd)
