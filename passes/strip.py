@@ -1,7 +1,8 @@
 """
-`hyperoffload-strip`: remove every `hyperoffload` op, giving the reference
-program that the offloaded one must compute exactly (see
-`hyperoffload.ir.strip` for the rules).
+`hyperoffload-strip`: remove every offload op (`prefetch`, `store`,
+`detach`), giving the reference program that the offloaded one must compute
+exactly (see `hyperoffload.ir.strip` for the rules); collectives stay: they
+compute.
 
 ```mlir
 %y = hyperoffload.prefetch %h : !hyperoffload.remote<tensor<4xf32>> -> tensor<4xf32>

@@ -1,6 +1,8 @@
 """
-Remove every `hyperoffload` op, giving the reference program that the
-offloaded one must compute exactly (the `hyperoffload-strip` pass).
+Remove every offload op (`prefetch`, `store`, `detach`), giving the
+reference program that the offloaded one must compute exactly (the
+`hyperoffload-strip` pass); collectives (`reduce_scatter`, `all_gather`)
+stay: they compute.
 
 A prefetch of a stored copy is replaced by the stored tensor; a remote
 function argument becomes a tensor argument tagged with its tier; a returned

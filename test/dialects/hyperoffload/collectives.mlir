@@ -5,6 +5,8 @@
 // RUN: hyperoffload-opt %s --split-input-file | hyperoffload-opt --split-input-file | filecheck %s
 // RUN: hyperoffload-opt %s --split-input-file --print-op-generic | hyperoffload-opt --split-input-file | filecheck %s
 // RUN: hyperoffload-opt %s --split-input-file --print-op-generic | mlir-opt --split-input-file --irdl-file=%irdl | filecheck %s --check-prefix=UPSTREAM
+// hyperoffload-strip keeps them: they compute.
+// RUN: hyperoffload-opt %s --split-input-file -p hyperoffload-strip | filecheck %s
 
 // CHECK-LABEL: func.func @zero_step
 // CHECK-NEXT:    %gs = hyperoffload.reduce_scatter %g {group = 4 : i64, rank = 1 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>
