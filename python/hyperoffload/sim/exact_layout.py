@@ -386,6 +386,10 @@ def exact_layout(
     best, visited, low = incumbent, 0, lower
     capacity = lower if target is None else max(lower, target)
     fraction = 0.5 if target is None else 0.8
+    # the search's keys (offsets times the count) must fit an int64
+    reach = best.arena_bytes + int(instance.size.max(initial=0))
+    if reach * (2 * instance.count + 2) >= np.iinfo(np.int64).max:
+        return ExactLayout(best, lower, 0)
     recursion = sys.getrecursionlimit()
     sys.setrecursionlimit(max(recursion, 3 * instance.count + 1000))
     try:
