@@ -5,6 +5,8 @@ sizes (DESIGN.md §1); `quick` the same kinds on tiny models, for tests.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hyperoffload.benchmark.experts import ExpertGeneration
 from hyperoffload.benchmark.generation import DecodeGeneration, LongestGeneration
 from hyperoffload.benchmark.scenarios import LongestSequence, PeakAtSlowdown
@@ -106,6 +108,18 @@ SEEDS: tuple[Scenario, ...] = (
         bandwidths=SEED_BANDWIDTHS,
         search_steps=5,
         sweep_steps=3,
+    ),
+    SeedTraining(
+        "llama3-8b-seed-training-4-layers",
+        "The same step with 4 of its 32 layers (embedding, LM head and loss "
+        "whole): the peak at each limit and the peers, where the whole step's "
+        "searches take hours on 2 cores",
+        replace(_SEED_STEP, layers=4),
+        "ascend-910c",
+        paper="peak -42% at +1.3%",
+        choice="the step above cut to 4 layers at the same sequence, batch, "
+        "optimizer and loss: a real run of a shorter step, not a scaled figure",
+        parts=("peak",),
     ),
     LongestSequence(
         "gpt3-175b-seed-batch",
