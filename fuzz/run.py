@@ -508,8 +508,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--spawn-upstream",
         action="store_true",
-        help="parse with upstream MLIR in a new Python process, as the tools do "
-        "(default: a fork of the worker, see fuzz.upstream_fork)",
+        help="workers start bare, importing the bindings at their first upstream "
+        "parse (default: preloaded, see fuzz.upstream_fork)",
     )
     options = parser.parse_args(argv)
 

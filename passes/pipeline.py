@@ -92,6 +92,9 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
                 remark_written(self.name, loop)
                 planned.append((loop, trial))
         except (PlanError, ValueError) as err:
+            where = getattr(err, "where", None)  # a bare message's place
+            if isinstance(where, str) and where != "<unknown>":
+                raise PassFailedException(f"{where}: error: {err}") from None
             raise PassFailedException(str(err)) from None
         verify_offload(op)
         return planned

@@ -424,12 +424,21 @@ def _only_inits(value: SSAValue) -> bool:
 
 
 def extract(function: func.FuncOp, costs: CostModel) -> Extraction:
+    if len(function.body.blocks) > 1:
+        raise ExtractionError(
+            f"@{function.sym_name.data} branches between "
+            f"{len(function.body.blocks)} blocks: control flow between blocks "
+            "(cf.br, cf.cond_br) is not supported; write the function as one "
+            "block (scf.if, scf.for)",
+            location_of(function),
+        )
     branch = next((op for op in function.walk() if isinstance(op, scf.IfOp)), None)
     if branch is not None:
         raise ExtractionError(
-            "a schedule follows one path: take one through the scf.if "
-            "(hyperoffload.analysis.branches.taken_path) before extracting; "
-            "the planner does not plan conditional regions",
+            "'scf.if' is not supported here: the planner plans one path "
+            "through a function, and conditional regions have two "
+            "(hyperoffload-sim and hyperoffload-check follow the path where "
+            "every condition holds)",
             location_of(branch),
         )
     extractor = _Extractor(function, costs)

@@ -135,8 +135,8 @@ class ProgramGraph:
 
     @staticmethod
     def build(function: func.FuncOp, costs: CostModel) -> ProgramGraph:
+        extraction = extract(function, costs)  # one block, or a located error
         ops = list(function.body.block.ops)
-        extraction = extract(function, costs)
         schedule = extraction.schedule
         op_time = [0.0] * len(ops)
         computes = [s for s in schedule.steps if isinstance(s, Compute)]

@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.dialects.provenance import written_as
 from hyperoffload.dialects.residency import describe, verify_residency
+from hyperoffload.ir.upstream_check import verify_with_upstream_once
 
 
 class Severity(StrEnum):
@@ -127,13 +128,15 @@ def error_at(op: Operation, message: str) -> VerifyException:
 def verify_module(module: ModuleOp) -> None:
     """
     Check the residency invariants (their messages are the most specific for
-    a remote operand), then every op's verifier; raise a located
-    `VerifyException` at the first failure.
+    a remote operand), then every op's verifier, then, for a module xDSL read
+    from text, upstream MLIR's verifier (`hyperoffload.ir.upstream_check`);
+    raise a located `VerifyException` at the first failure.
     """
     verify_residency(module, error_at)
     for op in module.walk():
         _verify_op(op)
     _check_definitions_first(module.body.block, set())
+    verify_with_upstream_once(module)
 
 
 def _check_definitions_first(block: Block, visible: set[SSAValue]) -> None:

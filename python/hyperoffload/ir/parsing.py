@@ -26,7 +26,6 @@ from collections.abc import Generator, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import import_module
-from math import prod
 from typing import Any, cast
 
 from xdsl.context import Context
@@ -67,6 +66,7 @@ from hyperoffload.ir.upstream import (
     registered_ops,
     relocated,
 )
+from hyperoffload.ir.upstream_check import check_with_upstream_later
 from hyperoffload.ir.xdsl_fixes import linear_string_literals, upstream_only_op
 
 linear_string_literals()
@@ -120,6 +120,7 @@ class LocatingParser(Parser):
             OverflowError,
             TypeError,
             KeyError,
+            ValueError,
         ) as err:
             # Some xDSL ops check operands while they are built (a missing
             # operand, a constant too wide for its type): not a located
@@ -160,7 +161,10 @@ class LocatingParser(Parser):
     ) -> DenseIntOrFPElementsAttr:
         """
         As xDSL's, but a splat (`dense<0.0> : tensor<1x32x2048x128xbf16>`) is
-        packed once and repeated as bytes instead of element by element.
+        held as its one element, never expanded: its data is that element's
+        bytes alone (`len(attr) == 1`, `attr.is_splat()`; it prints as
+        `dense<0.0>`), so a splat of any size parses, prints, prices and
+        evaluates in constant memory.
         """
         start = self.pos
         if _SPLAT.match(self._text, start) is None:
@@ -181,9 +185,7 @@ class LocatingParser(Parser):
             [value],  # pyright: ignore[reportArgumentType]
         )
         single = cast(bytes, one.data.data)  # pyright: ignore[reportUnknownMemberType]
-        return DenseIntOrFPElementsAttr(
-            type, BytesAttr(single * prod(type.get_shape()))
-        )
+        return DenseIntOrFPElementsAttr(type, BytesAttr(single))
 
     def _parse_tensor_literal_element(self) -> AttrParser._TensorLiteralElement:
         element = super()._parse_tensor_literal_element()
@@ -197,6 +199,9 @@ _SPLAT = re.compile(r"<\s*[^\[\]<>,\"\s]+\s*>")
 """A dense literal of one element: `<0.0>`, `<0xFF800000>`, `<true>`."""
 
 _RESOURCE_HANDLE = re.compile(r"dense_resource<([^>]+)>")
+
+_ABORTED = "upstream MLIR aborted"
+"""How `normalize_with_upstream` says that upstream tripped an assertion."""
 
 
 @contextmanager
@@ -245,17 +250,25 @@ def parse_mlir(
     """
     Parse `text` with xDSL; if xDSL cannot read it, normalise it through
     upstream MLIR (`hyperoffload.ir.upstream`) and parse the generic form.
-    Raises `ParseError` or `UpstreamParseError` with `file:line:col`.
+    Raises `ParseError` or `UpstreamParseError` with `file:line:col`. What
+    xDSL read is verified by upstream too, by the first `verify_module`
+    (`hyperoffload.ir.upstream_check`).
     """
     try:
-        return _parse_text(ctx, text, name, line_offset, implicit_module)
+        module = _parse_text(ctx, text, name, line_offset, implicit_module)
+        check_with_upstream_later(module, text, name, line_offset)
+        return module
     except ParseError as error:
         xdsl_error = error
         try:
             normalized = normalize_with_upstream(text, name, line_offset)
         except UpstreamParseError as upstream_error:
-            # xDSL's diagnostic knows our dialect; upstream's knows the rest.
-            if "hyperoffload." in text:
+            # xDSL's diagnostic knows our dialect; upstream's knows the rest,
+            # unless upstream aborted inside the text (an assertion's words
+            # are not the user's; an abort at the end says the text is cut).
+            said = str(upstream_error)
+            aborted_inside = _ABORTED in said and "at its end" not in said
+            if "hyperoffload." in text or aborted_inside:
                 raise xdsl_error from None
             raise upstream_error from None
     admit_upstream_ops(ctx, normalized.registered)

@@ -22,10 +22,13 @@ operands, types and attributes set, with no text printed or parsed.
 
 from __future__ import annotations
 
+import faulthandler
 import json
+import os
 import re
-import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
 from io import StringIO
@@ -107,25 +110,18 @@ def normalize_with_upstream(
 
     The bindings are an assertions build: text that trips an assertion in the
     upstream parser aborts the process parsing it. So it is parsed in a child
-    process, and an abort there becomes a diagnostic here.
+    process (`run_forked`), and an abort there becomes a diagnostic here.
     """
-    done = subprocess.run(
-        [sys.executable, "-m", "hyperoffload.ir.upstream"],
-        input=text,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        said = [line for line in done.stderr.splitlines() if line.strip()]
-        reason = said[-1].strip() if said else f"exit status {done.returncode}"
+    result, stderr = run_forked(lambda: _normalize_here(text))
+    if result is None:
+        said = [line for line in stderr.splitlines() if line.strip()]
+        reason = said[-1].strip() if said else "it stopped"
         where, what = file_name, "upstream MLIR aborted parsing this input"
         if "EOF" in reason:  # the parser ran past the end: point there
             lines = text.splitlines() or [""]
             where = f"{file_name}:{len(lines) + line_offset}:{len(lines[-1]) + 1}"
             what += " at its end (is it cut short?)"
         raise UpstreamParseError(f"{where}: error: {what}: {reason}")
-    result = json.loads(done.stdout)
     if "errors" in result:
         messages = [
             _located(location, message, text, file_name, line_offset)
@@ -158,6 +154,43 @@ def normalize_with_upstream(
         tuple(generalised),
         unregistered,
     )
+
+
+def run_forked(work: Callable[[], Any]) -> tuple[Any, str]:
+    """
+    `work()` (its result plain data, as JSON holds it) in a forked child, with
+    the bindings loaded before the fork; the result, or `None` when the child
+    did not finish (an assertion in the bindings, an assertions build, aborts
+    it, not this process), and what the child wrote to stderr. Where there is
+    no `fork`, `work()` runs here.
+    """
+    import_module("mlir.ir")  # once, here: each child starts with it loaded
+    if not hasattr(os, "fork"):
+        return work(), ""
+    with tempfile.TemporaryFile() as stderr:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: work, write the answer, never return
+            status = 1
+            try:
+                faulthandler.disable()  # an abort is this child's answer
+                os.close(read)
+                os.dup2(stderr.fileno(), 2)
+                answer = json.dumps(work()).encode()
+                while answer:
+                    answer = answer[os.write(write, answer) :]
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            answer = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        stderr.seek(0)
+        said = stderr.read().decode(errors="replace")
+    if status != 0:
+        return None, said
+    return json.loads(answer), said
 
 
 def file_line_col(

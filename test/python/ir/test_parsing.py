@@ -2,10 +2,11 @@
 
 from io import StringIO
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, ModuleOp
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.printer import Printer
 
@@ -76,8 +77,11 @@ def test_mlir_opt_is_found_in_the_wheel() -> None:
     assert (mlir_tools_dir() / "mlir-opt").is_file()
 
 
-def test_splat_dense_literals_are_packed_once(ctx: Context) -> None:
-    """The fast splat path gives what xDSL's element-by-element path gives."""
+def test_splat_dense_literals_are_held_as_one_element(ctx: Context) -> None:
+    """
+    A splat is held as its one element (of the literal's type), the value
+    xDSL's element-by-element path gives each element of the spelled-out one.
+    """
     from xdsl.dialects.arith import ConstantOp
 
     splats = [
@@ -93,13 +97,20 @@ def test_splat_dense_literals_are_packed_once(ctx: Context) -> None:
         "dense<[7, 7, 7]> : tensor<3xi64>",
     ]
 
-    def constants(literals: list[str]) -> list[object]:
+    def constants(literals: list[str]) -> list[DenseIntOrFPElementsAttr[Any]]:
         body = "\n".join(
             f"  %c{i} = arith.constant {lit}" for i, lit in enumerate(literals)
         )
         module = parse_mlir(
             ctx, f"func.func @s() {{\n{body}\n  func.return\n}}", "s.mlir"
         )
-        return [op.value for op in module.walk() if isinstance(op, ConstantOp)]
+        values = [op.value for op in module.walk() if isinstance(op, ConstantOp)]
+        assert all(isinstance(v, DenseIntOrFPElementsAttr) for v in values)
+        return cast(list[DenseIntOrFPElementsAttr[Any]], values)
 
-    assert constants(splats) == constants(spelled)
+    for splat, full in zip(constants(splats), constants(spelled), strict=True):
+        assert splat.get_type() == full.get_type()
+        assert len(splat) == 1
+        assert splat.is_splat()
+        assert full.is_splat()
+        assert splat.get_values()[0] == full.get_values()[0]

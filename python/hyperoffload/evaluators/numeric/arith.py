@@ -252,6 +252,10 @@ def _constant(frame: Frame, op: Operation, args: list[Value]) -> list[Value]:
     value, type_ = op.value, op.result.type
     if isinstance(value, IntegerAttr | FloatAttr):
         return [np.asarray(value.value.data)]
+    if isinstance(value, DenseIntOrFPElementsAttr) and len(value) == 1:
+        # a splat, held as its one element: a read-only view, never expanded
+        one = np.asarray(value.get_values()).astype(dtype_of(type_))
+        return [np.broadcast_to(one.reshape(()), shape_of(type_))]
     if isinstance(value, DenseIntOrFPElementsAttr):
         flat = np.asarray(value.get_values()).astype(dtype_of(type_))
         return [_fill_shape(flat, shape_of(type_))]
