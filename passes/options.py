@@ -17,10 +17,16 @@ from xdsl.dialects.func import FuncOp
 
 from hyperoffload.analysis.lifetimes import CATEGORIES, Category
 from hyperoffload.ir.diagnostics import Severity, emit
-from hyperoffload.planning.experts import is_routed, place_experts, write_placement
+from hyperoffload.planning.experts import (
+    ExpertBudgetError,
+    is_routed,
+    place_experts,
+    write_placement,
+)
 from hyperoffload.planning.loop import LoopOptions
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
+from hyperoffload.planning.routed import plan_routed
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.layout import DEFAULT_ALIGNMENT
 from hyperoffload.sim.routing import parse_routing
@@ -111,10 +117,15 @@ class InsertOptions(LayoutOptions):
     def place_experts(
         self, module: ModuleOp, hardware: Hardware, pass_name: str
     ) -> None:
-        """Plan each routed function of `module` in place (`hyperoffload.planning.experts`)."""
+        """
+        Plan each routed function of `module` in place: its experts alone
+        (`hyperoffload.planning.experts`) where the rest of the program fits
+        beside them, else as a whole (`hyperoffload.planning.routed`).
+        """
         routing = parse_routing(self.routing)
-        for function in module.walk():
-            if isinstance(function, FuncOp) and is_routed(function):
+        routed = [f for f in module.walk() if isinstance(f, FuncOp) and is_routed(f)]
+        for function in routed:
+            try:
                 placement = place_experts(
                     module,
                     function,
@@ -123,12 +134,23 @@ class InsertOptions(LayoutOptions):
                     self.routing_seed,
                     self.speculate,
                 )
-                write_placement(function, placement, routing, hardware.offload_tier)
+            except ExpertBudgetError:
+                options = self.loop_options(hardware.hbm_capacity)
+                whole = plan_routed(
+                    module, function, hardware, routing, options, self.routing_seed
+                )
                 emit(
                     pass_name,
                     Severity.REMARK,
-                    f"@{function.sym_name.data}: {placement.summary()}",
+                    f"@{function.sym_name.data}: {whole.summary()}",
                 )
+                continue
+            write_placement(function, placement, routing, hardware.offload_tier)
+            emit(
+                pass_name,
+                Severity.REMARK,
+                f"@{function.sym_name.data}: {placement.summary()}",
+            )
 
     def loop_options(
         self, capacity: int, move: MoveOptions | None = None

@@ -8,7 +8,8 @@
 // The planned program verifies and lowers to upstream linalg that mlir-opt reads.
 // RUN: hyperoffload-opt %s -p 'hyperoffload-pipeline{hbm-capacity=40KB routing="trace:%inputs/three_expert_routing.json"},convert-hyperoffload-to-linalg' --print-op-generic | mlir-opt | filecheck %s --check-prefix=UPSTREAM
 // A routing profile that does not match the program, and a target below
-// the rest of the step, are errors.
+// one expert (no split with the rest of the step fits: planned as a whole,
+// pipeline-routed-whole.mlir), are errors.
 // RUN: not hyperoffload-opt %s -p 'hyperoffload-pipeline{hbm-capacity=40KB routing="trace:%inputs/speculate_routing.json"}' 2>&1 | filecheck %s --check-prefix=MISMATCH
 // RUN: not hyperoffload-opt %s -p 'hyperoffload-pipeline{hbm-capacity=16KB routing=uniform}' 2>&1 | filecheck %s --check-prefix=SMALL
 // RUN: not hyperoffload-opt %s -p 'hyperoffload-pipeline{routing="zipf:x"}' 2>&1 | filecheck %s --check-prefix=SPEC
@@ -79,7 +80,7 @@ func.func @decode(%x: tensor<1x64xf32>, %r0: i1, %r1: i1, %r2: i1,
 // UPSTREAM-NOT:   hyperoffload
 // UPSTREAM:       scf.if
 // MISMATCH: error: {{.*}}speculate_routing.json: the trace has 1 layers, 4 experts, top_k 2; the model has 1 layers, 3 experts, top_k 1
-// SMALL: pipeline-experts.mlir:{{[0-9]+}}:{{[0-9]+}}: error: @decode: everything but the routed experts peaks at {{.*}}, leaving {{.*}} of the 16.00 KB target for experts; one expert per layer needs 16.38 KB
+// SMALL: pipeline-experts.mlir:{{[0-9]+}}:{{[0-9]+}}: error: @decode: no split of the 16.00 KB target between the routed experts (the largest: 16.38 KB) and the rest of the program meets it
 // AGAIN: error: @decode is planned already ('hyperoffload.expert_plan'): plan the program it came from (hyperoffload-strip gives it back)
 // SPEC: error: {{.*}}zipf
 // SLOWDOWN: error: max-slowdown plans dense programs; a routed MoE program takes an hbm-capacity and a routing profile

@@ -86,6 +86,10 @@ SPECULATE_FROM = 0.5
 """A cold expert chosen at least this often is fetched ahead of its router."""
 
 
+class ExpertBudgetError(PlanError):
+    """The rest of a routed program leaves the experts less than one expert per layer."""
+
+
 @dataclass(frozen=True)
 class ExpertPlacement:
     """Where each routed expert's weights come from, per MoE layer (in order)."""
@@ -149,14 +153,14 @@ def place_experts(
     budget = hardware.hbm_capacity - others
     least = sum(max(layer.expert_bytes) for layer in step.layers)
     if budget < least:
-        raise PlanError(
+        raise ExpertBudgetError(
             diagnostic_at(
                 function,
                 f"@{name}: everything but the routed experts peaks at "
                 f"{format_bytes(others)}, leaving {format_bytes(max(budget, 0))} of the "
                 f"{format_bytes(hardware.hbm_capacity)} target for experts; one expert "
-                f"per layer needs {format_bytes(least)} (only routed experts are "
-                "offloaded in a routed program)",
+                f"per layer needs {format_bytes(least)} (offloading only the routed "
+                "experts; hyperoffload.planning.routed plans the whole program)",
             )
         )
     frequencies = routing.frequencies(len(layers), step.experts, step.top_k, seed)

@@ -62,6 +62,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from xdsl.dialects import tensor
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
 from hyperoffload.analysis.compression import value_compression
@@ -541,6 +542,7 @@ class _Planner:
                 in ("constant", "prefetched")
                 or info.category not in options.categories
                 or any(isinstance(u.operation, OFFLOAD_OPS) for u in info.value.uses)
+                or isinstance(info.value.owner, tensor.EmptyOp)  # nothing to store
             ):
                 continue  # offload ops already written move it: left as it is
             busy = self.aliases_busy_until(info)
