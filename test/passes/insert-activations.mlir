@@ -8,11 +8,13 @@
 // (x, h, f0, a, b). %h is produced in the "forward" part and read again at the
 // end: stored after its producer, released after its last forward use,
 // fetched back right before its next use. Then the peak is 16384 B. On
-// ascend-910c its copy goes to host memory, the slowest tier whose round trip
-// (2 x 10 us of latency) hides in its gap (three ops of 10 us launch overhead).
+// ascend-910c its copy goes to the remote pool, the fastest tier: host
+// memory's round trip (2 x 10 us of latency) would hide in its gap (three ops
+// of 10 us launch overhead), but a fetch of 4 KB is latency, not bytes, and a
+// latency-bound copy is sent to no slower tier (docs/passes.md, "Tiers").
 // CHECK-LABEL: func.func @train
 // CHECK-NEXT:    %h = arith.mulf %x, %x
-// CHECK-NEXT:    %h_remote = hyperoffload.store %h : tensor<1024xf32> -> !hyperoffload.remote<tensor<1024xf32>, host>
+// CHECK-NEXT:    %h_remote = hyperoffload.store %h : tensor<1024xf32> -> !hyperoffload.remote<tensor<1024xf32>>
 // CHECK-NEXT:    %f0 = arith.addf %h, %x
 // CHECK-NEXT:    hyperoffload.detach %h
 // CHECK-NEXT:    %a = arith.addf %f0, %f0

@@ -11,9 +11,13 @@ Rules, in this order:
 - every other stored value goes to the slowest allowed tier with room whose
   round trip still hides in each of its gaps, the coldest value (longest
   gap) first: cold blocks that will not be read again soon go to the
-  slowest tier, the faster ones stay for values with short gaps. One whose
-  round trip hides nowhere goes to the fastest tier with room; one that no
-  tier has room for stays in HBM (it leaves the plan).
+  slowest tier, the faster ones stay for values with short gaps. A tier
+  slower than the fastest with room is taken only by a copy whose fetch
+  from it is bandwidth-bound (the link's latency at most half the fetch):
+  small tensors stay on the fastest tier (never sent to a drive for a
+  round trip that is mostly latency). One whose round trip hides
+  nowhere goes to the fastest tier with room; one that no tier has room
+  for stays in HBM (it leaves the plan).
 
 Room is capacity and link time. Capacity: the bytes resident in a tier at
 any op stay within its `capacity` (a stored copy lives from its producer to
@@ -254,7 +258,12 @@ def choose_tiers(
         copy, span = copies[index], _span(plans[index], ops)
         fastest = _by_speed(copy, tiers, hardware)
         with_room = [t for t in fastest if room.fits(t, copy.bytes, span)]
-        hidden = [t for t in reversed(with_room) if room.hides(copy, t)]
+        hidden = [
+            t
+            for t in reversed(with_room)
+            if (t == with_room[0] or _bandwidth_bound(copy, t, hardware))
+            and room.hides(copy, t)
+        ]
         tier = (hidden or with_room or [None])[0]
         if tier is not None:
             room.take(copy, tier, span)
@@ -266,6 +275,17 @@ def choose_tiers(
         elif (tiered := chosen[index]) is not None:
             result.append(tiered)
     return result
+
+
+def _bandwidth_bound(copy: _Copy, tier: Tier, hardware: Hardware) -> bool:
+    """
+    Whether a fetch of `copy` from `tier` spends at least as long moving
+    bytes as waiting for the link's latency: a latency-bound copy saves a
+    faster tier no room worth its latency, and many of them queue on a
+    slow link's copy stream.
+    """
+    latency = hardware.link(tier).latency_s
+    return 2 * latency <= copy.time(hardware, tier, True)
 
 
 def _first_use(plan: ValuePlan, ops: int) -> int:

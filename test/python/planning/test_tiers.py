@@ -310,3 +310,24 @@ def test_a_written_back_result_spills_too(ctx: Context):
     ssd = f"!hyperoffload.remote<{T}, ssd>"
     assert str(function.function_type) == f"({T}) -> ({T}, {ssd})"
     assert "#hyperoffload.tier<ssd>" in str(function.res_attrs)
+
+
+def test_a_latency_bound_copy_stays_off_the_slower_tiers(ctx: Context):
+    # A drive at 200 MB/s with 6 us of latency: %a's ssd round trip (2 x
+    # 11.12 us) hides in its 43.008 us gap, but each fetch is mostly
+    # latency (5.12 us of bytes), so %a goes to host (4.096 us round trip,
+    # no latency), the slowest tier left whose fetch moves bytes.
+    _, graph = graph_of(ctx, TWO_GAPS)
+    device = hardware()
+    ssd = Link(Tier.SSD, GB, 200e6, 200e6, 6 * US, staged_through=Tier.HOST)
+    slow_start = replace(device, links={**device.links, Tier.SSD: ssd})
+    chosen = choose_tiers([stored(graph, "%a")], graph, slow_start)
+    assert tiers_of(chosen) == {"%a": Tier.HOST}
+    # without the latency the same drive takes it
+    fast = replace(ssd, latency_s=0.0)
+    chosen = choose_tiers(
+        [stored(graph, "%a")],
+        graph,
+        replace(device, links={**device.links, Tier.SSD: fast}),
+    )
+    assert tiers_of(chosen) == {"%a": Tier.SSD}
