@@ -43,7 +43,7 @@ result.hit_rate, result.tokens_per_s, result.kv_hbm_bytes
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -213,14 +213,7 @@ def replay(
         # ahead: the next likely blocks, in ranking order, within the compute
         if policy == "plan":
             budget = step.compute_s
-            wanted = [
-                (layer, block)
-                for depth in range(hot)
-                for layer in range(step.layers)
-                for block in list(ranks[layer % len(ranks)])[depth : depth + 1]
-                if block not in resident[layer]
-            ]
-            for layer, block in wanted:
+            for layer, block in _wanted(ranks, resident, hot, step.layers):
                 if budget < fetch_s:
                     break
                 keep = set(list(ranks[layer % len(ranks)])[: step.topk])
@@ -245,6 +238,20 @@ def replay(
     result.kv_hbm_bytes = step.layers * (step.fixed + hot) * step.block_bytes
     result.hbm_bytes = result.kv_hbm_bytes + step.other_hbm_bytes
     return result
+
+
+def _wanted(
+    ranks: Sequence[Sequence[int]],
+    resident: list[dict[int, float]],
+    hot: int,
+    layers: int,
+) -> Iterator[tuple[int, int]]:
+    """The blocks to fetch ahead: by ranking depth, then layer, not resident."""
+    for depth in range(hot):
+        for layer in range(layers):
+            ranking = ranks[layer % len(ranks)]
+            if depth < len(ranking) and ranking[depth] not in resident[layer]:
+                yield layer, ranking[depth]
 
 
 def _admit(
@@ -285,16 +292,31 @@ def least_hot(
     hardware: Hardware,
     limit: float = 0.01,
     compressed: bool = False,
+    policy: str = "plan",
 ) -> TopkResult:
-    """Ours at the fewest hot blocks whose tokens/s is within `limit` of `none`'s."""
+    """
+    `policy` at the fewest hot blocks whose tokens/s is within `limit` of
+    `none`'s, by bisection (assuming more hot blocks never slow it), or at
+    every candidate if none is.
+    """
     reference = replay(step, rankings, tokens, "none", 0, hardware)
     target = reference.tokens_per_s * (1 - limit)
-    candidates = step.blocks - step.fixed
-    for hot in range(step.topk, candidates + 1):
-        result = replay(step, rankings, tokens, "plan", hot, hardware, compressed)
+
+    def run(hot: int) -> TopkResult:
+        return replay(step, rankings, tokens, policy, hot, hardware, compressed)
+
+    low, high = step.topk, step.blocks - step.fixed
+    best = run(high)
+    if best.tokens_per_s < target:
+        return best
+    while low < high:
+        middle = (low + high) // 2
+        result = run(middle)
         if result.tokens_per_s >= target:
-            return result
-    return replay(step, rankings, tokens, "plan", candidates, hardware, compressed)
+            high, best = middle, result
+        else:
+            low = middle + 1
+    return best if best.hot == high else run(high)
 
 
 def format_topk_table(results: Sequence[TopkResult]) -> str:
