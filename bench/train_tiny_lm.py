@@ -6,7 +6,7 @@ Deterministic on one machine (seeded weights and windows; a fixed number of
 steps, not a time budget): AdamW (lr 3e-3, warm-up then cosine to a tenth,
 weight decay 0.01, gradients clipped at 1), `--steps` windows of
 `CONTEXT` + 1 bytes drawn from the training files, batch 1. The committed
-checkpoint took 600 steps (about 10 minutes on this loaded 2-core machine;
+checkpoint took 600 steps (17 minutes on this loaded 2-core machine;
 one thread ran faster than two under that load).
 
     .venv/bin/python bench/train_tiny_lm.py [--steps 600] [--threads 1] [--out FILE]
