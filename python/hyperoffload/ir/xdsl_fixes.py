@@ -31,6 +31,9 @@ or that disagrees with upstream MLIR on what is valid.
   also holds an op xDSL lacks, such as `linalg.batch_matmul`, is
   generalised by upstream MLIR first, which is why only the plain form
   failed.)
+- A splat `dense<2> : vector<2xi64>` is held as its one element
+  (`hyperoffload.ir.parsing`), but xDSL's convolutions and pooling read
+  one stride and dilation per dimension: their subclasses here expand it.
 - `linalg.pooling_nchw_max` builds its body as ``max(in, window)`` (the
   window's unused element) instead of upstream's ``max(out, in)``, so it
   computed garbage; `RoundTripPoolingNchwMaxOp` builds upstream's.
@@ -44,12 +47,14 @@ or that disagrees with upstream MLIR on what is valid.
 import re
 from abc import ABC
 from collections.abc import Sequence
+from math import prod
 from typing import Any, ClassVar, Self, cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AnyFloat,
+    DenseIntOrFPElementsAttr,
     IntegerType,
     MemRefType,
     ShapedType,
@@ -265,8 +270,34 @@ def _max_region(arg_types: Sequence[Attribute]) -> Region:
     return region
 
 
+def _expanded(name: str) -> property:
+    """
+    The property `name` (strides, dilations) with a splat (`dense<2> :
+    vector<2xi64>`, held as its one element by `parse_mlir`) expanded to one
+    value per dimension, as xDSL's indexing maps read it.
+    """
+
+    def get(self: Operation) -> Attribute:
+        attr: Any = self.properties[name]
+        if not isinstance(attr, DenseIntOrFPElementsAttr):
+            return cast(Attribute, attr)
+        dense = cast(DenseIntOrFPElementsAttr[Any], attr)
+        values = dense.get_values()
+        count = prod(dense.get_shape())
+        if len(values) == 1 and count > 1:
+            shaped: Any = dense.type
+            return DenseIntOrFPElementsAttr.from_list(shaped, list(values) * count)
+        return dense
+
+    return property(get)
+
+
 def _with_region(op: type[Operation], build: Any) -> type[Operation]:
-    """A subclass of the named op `op` whose body `build` makes from its arg types."""
+    """
+    A subclass of the named op `op` whose body `build` makes from its arg
+    types, and whose strides and dilations read a splat as one value per
+    dimension.
+    """
 
     def get_hidden_region(
         cls: Any, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
@@ -276,7 +307,11 @@ def _with_region(op: type[Operation], build: Any) -> type[Operation]:
     return type(
         f"RoundTrip{op.__name__}",
         (op,),
-        {"get_hidden_region": classmethod(get_hidden_region)},
+        {
+            "get_hidden_region": classmethod(get_hidden_region),
+            "strides": _expanded("strides"),
+            "dilations": _expanded("dilations"),
+        },
     )
 
 
