@@ -74,8 +74,12 @@ def seed_section(scenario: dict[str, Any]) -> list[str]:
         f"throughput); {scenario['tokens']:,} tokens per step",
         f"- optimizer states: {format_bytes(scenario['state_bytes'])} in all; "
         f"in HBM at `none`'s peak: {_state_share(none)}",
-        f"- remote link {scenario['remote_gb_per_s']:g} GB/s each way; fixed "
-        f"HBM {format_bytes(scenario['capacity_bytes'])}",
+        f"- remote link {scenario['remote_gb_per_s']:g} GB/s each way"
+        + (
+            f"; fixed HBM {format_bytes(scenario['capacity_bytes'])}"
+            if scenario["fixed"] or scenario["sweep"]
+            else ""
+        ),
         "",
     ]
     if scenario["limits"]:
