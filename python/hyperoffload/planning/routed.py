@@ -6,8 +6,10 @@ the activations and the routed experts under one HBM target.
 target below the peak of everything else is out of its reach. Here the
 target is split: the experts get a budget (the hot set the routing profile
 ranks first, beside one fetch buffer for a cold expert's branch), and the
-rest of the program is planned by the dense planner for the target less
-that budget. The dense planner does not plan conditional regions, so each
+rest of the program, the hot experts' weights included as arguments it
+sees, is planned by the dense planner for the target less the fetch buffer
+(where that fails, for the whole target: the buffer is held only in a cold
+branch, and the written program's simulated peak judges). The dense planner does not plan conditional regions, so each
 expert's `scf.if` stands in for the planning as one opaque op that reads
 what the branch reads from outside (its condition, the activations, a hot
 expert's weights) and yields what it yields, costed as the branch's kernels
@@ -121,16 +123,22 @@ def plan_routed(
             budget,
             target - budget,
         )
-        probe = function.clone()
-        try:  # the hot experts are arguments the rest's plan sees
-            _write(probe, target - budget + kept, placement, hardware, routing, options)
-        except PlanError:
-            continue
-        written = _simulate_written(probe, hardware)
-        if written.peak_hbm_bytes > target:
-            continue
-        if best is None or (written.makespan_s, -kept) < best[:2]:
-            best = (written.makespan_s, -kept, placement, probe, written)
+        # the hot experts are arguments the rest's plan sees; the fetch
+        # buffer is held only in a cold branch: where the rest planned
+        # beside it all call does not fit, the written program's peak judges
+        # the rest planned for the whole target
+        for rest_target in dict.fromkeys((target - budget + kept, target)):
+            probe = function.clone()
+            try:
+                _write(probe, rest_target, placement, hardware, routing, options)
+            except PlanError:
+                continue
+            written = _simulate_written(probe, hardware)
+            if written.peak_hbm_bytes > target:
+                continue
+            if best is None or (written.makespan_s, -kept) < best[:2]:
+                best = (written.makespan_s, -kept, placement, probe, written)
+            break
     if best is None:
         raise PlanError(
             diagnostic_at(
@@ -166,9 +174,9 @@ def _write(
     options: LoopOptions,
 ) -> None:
     """
-    The experts' placement, then the rest planned for the target less the
-    fetch buffer of the cold experts' branches (the hot experts' weights are
-    arguments the rest's plan sees, and may itself fetch before a branch).
+    The experts' placement, then the rest planned for `rest_target` (the hot
+    experts' weights are arguments the rest's plan sees, and may fetch
+    before a branch).
     """
     write_placement(function, placement, routing, hardware.offload_tier)
     branches = list(expert_branches(function).values())
