@@ -167,8 +167,13 @@ def replay(
     hot: int,
     hardware: Hardware,
     compressed: bool = False,
+    warmup: int = 0,
 ) -> TopkResult:
-    """Replay `tokens` calls (the rankings cycle if shorter) under `policy`."""
+    """
+    Replay `warmup` calls, then `tokens` measured ones (the rankings cycle
+    if shorter), under `policy`; every policy starts with the candidate
+    blocks in the pool (the fixed ones resident).
+    """
     if policy not in TOPK_POLICIES:
         raise ValueError(
             f"unknown top-k generation policy {policy!r} "
@@ -185,7 +190,9 @@ def replay(
     last_use: list[dict[int, int]] = [{} for _ in range(step.layers)]
     heat: list[dict[int, float]] = [{} for _ in range(step.layers)]
     result = TopkResult(policy, tokens, hot, 0, 0, 0, 0, 0.0, 0.0, 0, 0, 0, 0)
-    for call in range(tokens):
+    for call in range(warmup + tokens):
+        if call == warmup:
+            result = TopkResult(policy, tokens, hot, 0, 0, 0, 0, 0.0, 0.0, 0, 0, 0, 0)
         ranks = rankings[call % len(rankings)]
         misses = 0
         for layer in range(step.layers):
@@ -293,17 +300,18 @@ def least_hot(
     limit: float = 0.01,
     compressed: bool = False,
     policy: str = "plan",
+    warmup: int = 0,
 ) -> TopkResult:
     """
     `policy` at the fewest hot blocks whose tokens/s is within `limit` of
     `none`'s, by bisection (assuming more hot blocks never slow it), or at
     every candidate if none is.
     """
-    reference = replay(step, rankings, tokens, "none", 0, hardware)
+    reference = replay(step, rankings, tokens, "none", 0, hardware, warmup=warmup)
     target = reference.tokens_per_s * (1 - limit)
 
     def run(hot: int) -> TopkResult:
-        return replay(step, rankings, tokens, policy, hot, hardware, compressed)
+        return replay(step, rankings, tokens, policy, hot, hardware, compressed, warmup)
 
     low, high = step.topk, step.blocks - step.fixed
     best = run(high)

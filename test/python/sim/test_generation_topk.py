@@ -73,3 +73,15 @@ def test_rankings_map_in_proportion() -> None:
 def test_unknown_policy() -> None:
     with pytest.raises(ValueError, match="unknown top-k generation policy"):
         replay(STEP, RANKINGS, 3, "lru", 1, HARDWARE)
+
+
+def test_warmup_calls_are_not_measured() -> None:
+    """After call 0 (block 1 on demand, block 2 ahead), calls 1 and 2 hit."""
+    result = replay(STEP, RANKINGS, 2, "plan", 2, HARDWARE, warmup=1)
+    assert (result.selected, result.hits, result.on_demand, result.ahead) == (
+        2,
+        2,
+        0,
+        0,
+    )
+    assert result.exposed_s == 0.0
