@@ -75,6 +75,8 @@ class Export:
     """`full` or `chunked` (`hyperoffload-gen --loss`, training)."""
     grad_accum: int | None = None
     """Micro-batches per training step (`hyperoffload-gen --grad-accum`)."""
+    shard: int | None = None
+    """One device's step of an N-way data-parallel group (`hyperoffload-gen --shard`)."""
 
     def argv(self) -> list[str]:
         args = [self.model, "--mode", self.mode, "--dtype", self.dtype]
@@ -93,6 +95,7 @@ class Export:
             ("--seq", self.seq),
             ("--batch", self.batch),
             ("--grad-accum", self.grad_accum),
+            ("--shard", self.shard),
             ("--kv-len", self.kv_len),
             ("--dense-layers", self.dense_layers),
             ("--kv-block", self.kv_block),

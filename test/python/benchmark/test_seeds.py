@@ -74,6 +74,7 @@ def test_export_carries_the_training_options() -> None:
         "--loss chunked --seq 8192 --batch 2"
     )
     assert spec.tokens == 2 * 8192
+    assert Export("llama3-8b", "train", shard=8).argv()[-2:] == ["--shard", "8"]
     assert Export("llama3-8b", "decode", kv_len=16).tokens == 1
 
 
