@@ -48,7 +48,9 @@ irdl: $(STAMP)
 
 ## Interpreter throughput, the calibration table (docs/calibration.md), then
 ## the default suite: ours against every peer and the seeds' figures
-## (docs/benchmarks.md; about 12-15 minutes on 2 cores).
+## (docs/benchmarks.md; about 12-15 minutes on 2 cores, and hours more for the
+## seeds' 32-layer training step, which the default suite includes:
+## `--suite seeds` alone, then bench/seed_claims.py for its table).
 bench: $(STAMP)
 	$(BIN)/python bench/sim_throughput.py
 	$(BIN)/python bench/calibration.py
