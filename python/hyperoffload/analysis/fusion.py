@@ -31,6 +31,11 @@ neither `%wt` nor `%mm` ever occupies HBM. The rules:
   Scores never occupy HBM; a kernel that reads scores produced elsewhere
   (the backward) recomputes them, charged once per phase (forward or
   backward), as FlashAttention's backward recomputes P from Q and K.
+- A `tensor.pad` whose result only linalg ops read as an input (a
+  convolution's padded input) is absorbed into each of them: the kernel
+  reads the unpadded source and treats the border as the padding value,
+  as convolution libraries do; the padded tensor never occupies HBM (the
+  transpose before a weight-gradient convolution is a layout op, above).
 - Nothing is absorbed whose value a non-linalg op reads (a return, a
   store, an insert): that value is materialised.
 
@@ -45,7 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from math import prod
 
-from xdsl.dialects import func
+from xdsl.dialects import func, tensor
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Block, Operation, SSAValue
@@ -105,6 +110,21 @@ def is_layout(op: Operation) -> bool:
     return all(
         inner.name in ("linalg.yield", "arith.extf", "arith.truncf", "arith.bitcast")
         for inner in op.body.block.ops
+    )
+
+
+def _pads_linalg_inputs(op: tensor.PadOp, block: Block) -> bool:
+    """
+    Whether every use of `op`'s result is an input of a linalg op at the top
+    of `block` (a convolution's padded input): the kernel reads the source
+    and treats the border as the padding value, as convolution libraries do.
+    """
+    uses = list(op.result.uses)
+    return bool(uses) and all(
+        isinstance(use.operation, LinalgStructuredOperation)
+        and use.operation.parent_block() is block
+        and op.result in use.operation.inputs
+        for use in uses
     )
 
 
@@ -209,6 +229,10 @@ class Fusion:
         anchored: dict[Operation, bool] = {}
         index_only: set[Operation] = set()  # computed from indices and constants
         for op in self.ops:
+            if isinstance(op, tensor.PadOp):
+                if _pads_linalg_inputs(op, self.block):
+                    self.absorbed.add(op)
+                continue
             if not isinstance(op, LinalgStructuredOperation) or not op.results:
                 continue
             if is_init(op.results[0]):
@@ -294,6 +318,8 @@ class Fusion:
             charged: list[Operation] = []
             for member in members:
                 self.roots_of.setdefault(member, []).append(op)
+                if isinstance(member, tensor.PadOp):
+                    continue  # the border costs the kernel nothing
                 if (member, backward) not in charged_in:
                     charged_in[member, backward] = op
                     charged.append(member)
@@ -310,6 +336,11 @@ class Fusion:
         while pending:
             value = pending.pop()
             owner = producer(value)
+            if isinstance(owner, tensor.PadOp) and owner in self.absorbed:
+                if owner not in members:  # the kernel reads the unpadded source
+                    members[owner] = None
+                    pending.append(owner.source)
+                continue
             if owner in self.absorbed:
                 assert isinstance(owner, LinalgStructuredOperation)
                 if owner not in members:

@@ -245,3 +245,41 @@ def test_no_fusion_across_another_kernel(ctx: Context, hardware: Hardware):
     }}"""
     _, steps = run(ctx, hardware, text)
     assert len(steps) == 3
+
+
+CONV = """
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x16x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x16x16xf32>)
+      -> tensor<1x8x16x16xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>,
+      strides = dense<1> : vector<2xi64>}
+      ins(%xp, %w : tensor<1x8x18x18xf32>, tensor<8x8x3x3xf32>)
+      outs(%c : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  func.return %r : tensor<1x8x16x16xf32>
+"""
+
+
+def test_a_convolutions_padding_is_absorbed(ctx: Context, hardware: Hardware):
+    # The zero border of a 3x3 convolution's input is neither a launch nor
+    # a buffer: one kernel reading x (8 KiB) and w (2304 B) and writing r
+    # (8 KiB), priced as the convolution of an input padded beforehand less
+    # the 2 KiB more that input would read.
+    padded = f"""func.func @f(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>)
+        -> tensor<1x8x16x16xf32> {{
+      %pad = arith.constant 0.0 : f32
+      %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {{
+      ^bb0(%i: index, %j: index, %k: index, %l: index):
+        tensor.yield %pad : f32
+      }} : tensor<1x8x16x16xf32> to tensor<1x8x18x18xf32>
+      {CONV}}}"""
+    given = f"""func.func @f(%xp: tensor<1x8x18x18xf32>, %w: tensor<8x8x3x3xf32>)
+        -> tensor<1x8x16x16xf32> {{{CONV}}}"""
+    result, steps = run(ctx, hardware, padded)
+    reference, reference_steps = run(ctx, hardware, given)
+    assert len(steps) == 1
+    assert steps[0].flops == reference_steps[0].flops == 2 * 8 * 16 * 16 * 8 * 9
+    assert steps[0].bytes == 8192 + 2304 + 8192
+    assert reference_steps[0].bytes == 8 * 18 * 18 * 4 + 2304 + 8192
+    assert result.peak_hbm_bytes == 8192 + 2304 + 8192
+    assert result.makespan_s <= reference.makespan_s
