@@ -14,7 +14,10 @@ the residency semantics of the `hyperoffload` dialect made real:
 - `detach` drops the device tensor, and a value is dropped after its last
   use; its memory is freed once no value and no copy in flight uses it;
 - every other op runs as torch operations (`arith`, `math`, `tensor`,
-  `cf.assert`, structured `linalg`), its results cast to their types.
+  `cf.assert`, structured `linalg`), its results cast to their types;
+- `scf.if` runs the branch its condition takes (a routed expert), op by
+  op; offload ops inside a branch are rejected with a located error (the
+  numpy evaluator runs them).
 
 ```python
 execution = execute(module, make_device("cpu"), inputs)
@@ -31,7 +34,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
@@ -45,6 +48,7 @@ from hyperoffload.evaluators.torch.collectives import COLLECTIVES
 from hyperoffload.evaluators.torch.devices import Device, Event, Link
 from hyperoffload.evaluators.torch.linalg import (
     BODY_IMPLS,
+    Read,
     StructuredOp,
     analyse,
     run_structured,
@@ -120,6 +124,20 @@ class _RemoteCopy:
 def _unsupported(op: Operation, structured: StructuredOp | None) -> Operation | None:
     """`op`, or the op of its body, that the executor cannot run; None if none."""
     if isinstance(op, OffloadOp | func.ReturnOp):
+        return None
+    if isinstance(op, scf.IfOp):
+        for region in op.regions:
+            for block in region.blocks:
+                for nested in block.ops:
+                    if isinstance(nested, scf.YieldOp):
+                        continue
+                    if isinstance(nested, OffloadOp):
+                        return (
+                            nested  # a fetch in a branch: the numpy evaluator runs it
+                        )
+                    found = _unsupported(nested, analyse(nested))
+                    if found is not None:
+                        return found
         return None
     if structured is None:
         if op.name in REGION_OPS:
@@ -230,6 +248,41 @@ class _Run:
             return source is not None and (source.is_meta or source.is_contiguous())
         return False
 
+    def branch(self, op: scf.IfOp, read: Read) -> list[torch.Tensor]:
+        """
+        The results of the branch of `op` its condition takes, its ops run
+        in turn (values from above read with `read`); the branch's own
+        temporaries are not counted in device memory, only its results.
+        """
+        region = op.true_region if bool(read(op.cond)) else op.false_region
+        if not region.blocks:
+            return []
+        env: dict[SSAValue, torch.Tensor] = {}
+
+        def value(v: SSAValue) -> torch.Tensor:
+            found = env.get(v)
+            return found if found is not None else read(v)
+
+        for nested in region.block.ops:
+            if isinstance(nested, scf.YieldOp):
+                return [value(v) for v in nested.operands]
+            analysed = analyse(nested)
+            if isinstance(nested, scf.IfOp):
+                results = self.branch(nested, value)
+            elif analysed is not None:
+                results = run_structured(self.scope, analysed, value)
+            else:
+                reads = list(nested.operands)
+                if nested.name in REGION_OPS:
+                    reads += region_reads(nested)
+                results = IMPLS[nested.name](
+                    self.scope, nested, [value(v) for v in reads]
+                )
+            for result, tensor in zip(nested.results, results, strict=True):
+                dtype = torch_dtype(result.type)
+                env[result] = tensor if tensor.dtype == dtype else tensor.to(dtype)
+        raise Fail("a branch of scf.if without a terminator")
+
     def compute(
         self, op: Operation, structured: StructuredOp | None, reads: list[SSAValue]
     ) -> None:
@@ -245,6 +298,8 @@ class _Run:
                 self.device.wait(self.ready.pop(value))
 
         def run() -> list[torch.Tensor]:
+            if isinstance(op, scf.IfOp):
+                return self.branch(op, lambda v: self.read(op, v))
             if structured is not None:
                 return run_structured(
                     self.scope, structured, lambda v: self.read(op, v)
