@@ -208,14 +208,14 @@ class ConvBlock(nn.Module):
 class TinyUNet(nn.Module):
     """Two levels: average-pooled down, transposed-convolution up, skips concatenated."""
 
-    def __init__(self) -> None:
+    def __init__(self, width: int = 16) -> None:
         super().__init__()
-        self.enc1 = ConvBlock(1, 4)
-        self.enc2 = ConvBlock(4, 8)
-        self.mid = nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=2)
-        self.up = nn.ConvTranspose2d(8, 4, 2, stride=2)
-        self.dec = ConvBlock(8, 4)
-        self.out = nn.Conv2d(4, 1, 1)
+        self.enc1 = ConvBlock(1, width)
+        self.enc2 = ConvBlock(width, 2 * width)
+        self.mid = nn.Conv2d(2 * width, 2 * width, 3, padding=2, dilation=2, groups=2)
+        self.up = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
+        self.dec = ConvBlock(2 * width, width)
+        self.out = nn.Conv2d(width, 1, 1)
 
     def forward(self, x: Tensor) -> Tensor:
         s1 = self.enc1(x)
