@@ -154,9 +154,14 @@ def test_section() -> None:
 def test_claims_table() -> None:
     from seed_claims import BEGIN, END, claims_table, replace_between
 
-    result = _result() | {"name": "llama3-8b-seed-training", "hardware": "x"}
+    result: dict[str, Any] = {
+        **_result(),
+        "name": "llama3-8b-seed-training",
+        "hardware": "x",
+    }
+    ours = result["fixed"]["hyperoffload"]
     result["sweep"] = [
-        {"gb_per_s": 33.6, "peak": {}, "fixed": result["fixed"]["hyperoffload"]},
+        {"gb_per_s": 33.6, "peak": {}, "fixed": ours},
         {"gb_per_s": 70.0, "peak": {}, "fixed": {"makespan_s": 5.0, "fits": True}},
     ]
     table = claims_table({"llama3-8b-seed-training": result})
