@@ -229,8 +229,9 @@ def _states_row(s: dict[str, Any] | None, llama: dict[str, Any] | None) -> str:
     return (
         f"| {claim} | {figure} | {label}`none` {format_bytes(held)} of "
         f"{format_bytes(none['peak_hbm_bytes'])} "
-        f"({held / none['peak_hbm_bytes']:.0%}); ours within "
-        f"+{entry['limit']:.1%} **{format_bytes(mine)}** of "
+        f"({held / none['peak_hbm_bytes']:.0%}); ours searched within "
+        f"+{entry['limit']:.1%} (at {ours['slowdown']:+.2%}) "
+        f"**{format_bytes(mine)}** of "
         f"{format_bytes(ours['peak_hbm_bytes'])} "
         f"({mine / ours['peak_hbm_bytes']:.0%}; "
         f"{-(1 - mine / held) if held else 0:+.0%} of the states' bytes) "
