@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sysconfig
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -39,6 +40,17 @@ from hyperoffload.frontend.models import (
 
 TINY_LM = ModelConfig("llama", 256, 128, 2, 4, 2, 32, 384, 1e-5)
 """The trained model's dimensions (bytes in, bytes out)."""
+TINY_MOE_LM = replace(
+    TINY_LM,
+    family="moe",
+    n_experts=8,
+    top_k=2,
+    n_shared_experts=1,
+    expert_ffn=96,
+    n_dense_layers=0,
+    router="softmax",
+)
+"""The same model with a routed MoE FFN (8 experts, top 2, one shared)."""
 CONTEXT = 2048
 """Positions it is trained at."""
 HELD_EVERY = 16
@@ -51,6 +63,8 @@ CHECKPOINT = (
     / "tiny-lm-2k.npz"
 )
 """The trained weights (f16), written by `bench/train_tiny_lm.py`."""
+MOE_CHECKPOINT = CHECKPOINT.with_name("tiny-moe-lm-2k.npz")
+"""The MoE model's weights (`bench/train_tiny_lm.py --moe`)."""
 
 
 def corpus_files() -> list[Path]:
@@ -104,9 +118,9 @@ def save_checkpoint(model: Llama, path: Path = CHECKPOINT) -> None:
     np.savez_compressed(path, **arrays)  # pyright: ignore[reportArgumentType]
 
 
-def load_checkpoint(path: Path = CHECKPOINT) -> Llama:
+def load_checkpoint(path: Path = CHECKPOINT, cfg: ModelConfig = TINY_LM) -> Llama:
     """The trained model (f32, eval mode); `FileNotFoundError` if not trained."""
-    model = Llama(TINY_LM)
+    model = Llama(cfg)
     with np.load(path) as arrays:
         state = {
             name: torch.tensor(arrays[name].astype(np.float32)) for name in arrays.files
