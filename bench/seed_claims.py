@@ -210,7 +210,11 @@ def _runtime_row(s: dict[str, Any]) -> str:
     )
 
 
-def _states_row(s: dict[str, Any] | None, llama: dict[str, Any] | None) -> str:
+def _states_row(
+    s: dict[str, Any] | None,
+    llama: dict[str, Any] | None,
+    whole: dict[str, Any] | None = None,
+) -> str:
     """DeepSeek-V3's claim; where it was not run, the same measure on the LLaMA step."""
     claim = "DeepSeek-V3 training: optimizer states' share of the peak"
     figure = "7% of the peak (-89%)"
@@ -234,8 +238,27 @@ def _states_row(s: dict[str, Any] | None, llama: dict[str, Any] | None) -> str:
         f"**{format_bytes(mine)}** of "
         f"{format_bytes(ours['peak_hbm_bytes'])} "
         f"({mine / ours['peak_hbm_bytes']:.0%}; "
-        f"{-(1 - mine / held) if held else 0:+.0%} of the states' bytes) "
-        f"| - | - | |"
+        f"{-(1 - mine / held) if held else 0:+.0%} of the states' bytes)"
+        f"{_states_in_fixed(whole)} | - | - | |"
+    )
+
+
+def _states_in_fixed(whole: dict[str, Any] | None) -> str:
+    """The states ours holds at its peak in the fixed HBM, on the whole step."""
+    if whole is None:
+        return ""
+    ours = whole["fixed"].get("hyperoffload", {})
+    held, none = ours.get("state_bytes_at_peak"), whole["none"]
+    if held is None or not none.get("state_bytes_at_peak"):
+        return ""
+    return (
+        f"; the 32-layer step in {format_bytes(whole['capacity_bytes'])}: `none` "
+        f"{format_bytes(none['state_bytes_at_peak'])} of "
+        f"{format_bytes(none['peak_hbm_bytes'])}, ours {format_bytes(held)} of "
+        f"{format_bytes(ours['peak_hbm_bytes'])} at its peak "
+        f"({held / none['state_bytes_at_peak'] - 1:+.0%}"
+        + ("" if ours.get("fits") else ", a plan that misses the HBM")
+        + ")"
     )
 
 
@@ -326,6 +349,7 @@ def claims_table(scenarios: Scenarios) -> str:
         _states_row(
             scenarios.get("deepseek-v3-seed-training"),
             with_states or scenarios.get("llama3-8b-seed-training-4-layers"),
+            llama,
         )
     )
     rows.append(_batch_row(scenarios.get("gpt3-175b-seed-batch")))
