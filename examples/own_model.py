@@ -7,6 +7,8 @@ returns the model, example inputs and the loss's targets.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -31,5 +33,5 @@ class SmallCNN(nn.Module):
 
 def cnn() -> tuple[nn.Module, tuple[Tensor], tuple[Tensor]]:
     """The model on seeded weights, a batch of two 16x16 images and their labels."""
-    torch.manual_seed(0)
+    cast(Any, torch).manual_seed(0)
     return SmallCNN(), (torch.randn(2, 3, 16, 16),), (torch.tensor([1, 4]),)

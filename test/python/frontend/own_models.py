@@ -7,9 +7,19 @@ targets)`` on seeded weights.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from hyperoffload.frontend import annotations as ho
+
+
+def _seeded() -> None:
+    """Seed PyTorch's generator: every factory makes the same weights and inputs."""
+    cast(Any, torch).manual_seed(0)
+
 
 # ---------------------------------------------------------------- ResNet-style CNN
 
@@ -55,7 +65,7 @@ class TinyResNet(nn.Module):
 
 
 def resnet() -> tuple[nn.Module, tuple[Tensor], tuple[Tensor]]:
-    torch.manual_seed(0)
+    _seeded()
     model = TinyResNet()
     return model, (torch.randn(2, 3, 16, 16),), (torch.tensor([3, 7]),)
 
@@ -107,7 +117,7 @@ class TinyViT(nn.Module):
 
 
 def vit() -> tuple[nn.Module, tuple[Tensor], tuple[()]]:
-    torch.manual_seed(0)
+    _seeded()
     return TinyViT().eval(), (torch.randn(2, 3, 16, 16),), ()
 
 
@@ -186,7 +196,7 @@ class TinyQwen(nn.Module):
 
 
 def qwen() -> tuple[nn.Module, tuple[Tensor], tuple[Tensor]]:
-    torch.manual_seed(0)
+    _seeded()
     model = TinyQwen()
     tokens = torch.randint(0, 64, (2, 8))
     return model, (tokens,), (torch.roll(tokens, -1, dims=1),)
@@ -226,7 +236,7 @@ class TinyUNet(nn.Module):
 
 
 def unet() -> tuple[nn.Module, tuple[Tensor], tuple[Tensor]]:
-    torch.manual_seed(0)
+    _seeded()
     return TinyUNet(), (torch.randn(2, 1, 8, 8),), (torch.randn(2, 1, 8, 8),)
 
 
@@ -245,5 +255,27 @@ class RunningTotal(nn.Module):
 
 
 def running_total() -> tuple[nn.Module, tuple[Tensor]]:
-    torch.manual_seed(0)
+    _seeded()
     return RunningTotal(), (torch.randn(2, 4),)
+
+
+# ---------------------------------------------------------------- annotated
+
+
+class TwoLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 4)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def annotated() -> tuple[nn.Module, tuple[Tensor]]:
+    """`fc1` marked remote, `fc2.weight` fetched at least 2 ops ahead."""
+    _seeded()
+    model = TwoLayers()
+    ho.remote(model.fc1)
+    ho.prefetch(model.fc2.weight, distance=2)
+    return model, (torch.randn(2, 4),)

@@ -245,3 +245,29 @@ def test_unsupported_op_is_located_in_the_model(tmp_path: Path) -> None:
     assert "hyperoffload-gen: error: @forward: unsupported op(s)" in done.stderr
     assert f"tm_tensor.scan at {HERE / 'own_models.py'}:{line}" in done.stderr
     assert not out.exists()
+
+
+def test_annotations_in_the_model_become_argument_attributes(tmp_path: Path) -> None:
+    """
+    With nothing selected for the pool (``--remote none``), the model's own
+    marks tag its arguments: `remote` on a module tags its weight and bias,
+    `prefetch` a weight with its distance; the unmarked bias stays in HBM.
+    """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
+    cases = {"annotated": ["--remote", "none"]}
+    subprocess.run(
+        [sys.executable, "-c", _EXPORT, str(tmp_path), json.dumps(cases)],
+        env=env,
+        check=True,
+    )
+    text = (tmp_path / "annotated.mlir").read_text()
+    signature = re.search(r"func\.func @forward\((.*?)\) ->", text)
+    assert signature is not None
+    args = re.split(r", (?=%arg\d+:)", signature.group(1))
+    remote = "hyperoffload.tier = #hyperoffload.tier<remote>"
+    assert remote not in args[0]  # the input
+    assert remote in args[1]
+    assert remote in args[2]
+    assert remote in args[3]
+    assert "hyperoffload.prefetch_distance = 2 : i64" in args[3]
+    assert "hyperoffload" not in args[4]  # fc2.bias
