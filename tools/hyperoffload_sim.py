@@ -338,12 +338,12 @@ def _generate_topk(
         ) from None
     if not calls:
         raise PolicyError(f"{options.selections}: no recorded calls")
-    candidates = list(range(1, 1 + step.blocks - step.fixed))
+    candidates = step.candidate_blocks()
     rankings = [
         [
             map_ranking(
                 ranks,
-                len(topk_layout(block, sinks, recent, prompt + i).candidates),
+                topk_layout(block, sinks, recent, prompt + i).candidates,
                 candidates,
             )
             for ranks in call

@@ -103,4 +103,7 @@ def topk_step(
         block=block,
         other_hbm_bytes=max(0, run.peak_hbm_bytes - pool_bytes),
         block_elements_per_row=shape[-1],
+        sinks=layout.sinks,
+        recent=layout.recent,
+        kv_len=kv_len,
     )

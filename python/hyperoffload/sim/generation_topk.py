@@ -49,6 +49,7 @@ from typing import Any, Literal
 
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.support.tiers import Tier
+from hyperoffload.support.topk_blocks import topk_layout
 
 TopkPolicy = Literal["none", "plan", "on-demand"]
 TOPK_POLICIES: tuple[TopkPolicy, ...] = ("none", "plan", "on-demand")
@@ -81,6 +82,15 @@ class TopkStep:
     """What the step holds besides the cache (weights, activations)."""
     block_elements_per_row: int = 0
     """Elements per quantisation row (head_dim), for compressed bytes."""
+    sinks: int = 0
+    recent: int = 1
+    kv_len: int = 0
+    """Cached positions (0: as many as `blocks` blocks hold, the tail one)."""
+
+    def candidate_blocks(self) -> list[int]:
+        """The blocks the selection chooses among (`topk_layout`)."""
+        length = self.kv_len or (self.blocks - 1) * self.block + 1
+        return list(topk_layout(self.block, self.sinks, self.recent, length).candidates)
 
 
 @dataclass
@@ -130,21 +140,22 @@ class TopkResult:
 
 
 def map_ranking(
-    ranking: Sequence[int], recorded: int, candidates: Sequence[int]
+    ranking: Sequence[int], recorded: Sequence[int], candidates: Sequence[int]
 ) -> list[int]:
     """
-    A ranking over `recorded` candidates (their positions 0.. in increasing
-    block order are what `ranking` lists, as block indices from 1) mapped
-    onto `candidates` in proportion, duplicates dropped.
+    A ranking of the `recorded` candidate blocks mapped onto `candidates`
+    in proportion (the i-th of n recorded to the (i·m // n)-th of m),
+    duplicates dropped.
     """
-    if not candidates:
+    if not candidates or not recorded:
         return []
+    place = {block: i for i, block in enumerate(recorded)}
     out: list[int] = []
     for block in ranking:
-        index = min(
-            len(candidates) - 1, (block - 1) * len(candidates) // max(1, recorded)
-        )
-        mapped = candidates[max(0, index)]
+        index = place.get(block)
+        if index is None:
+            continue
+        mapped = candidates[index * len(candidates) // len(recorded)]
         if mapped not in out:
             out.append(mapped)
     return out

@@ -67,7 +67,9 @@ def test_least_hot_within_one_percent() -> None:
 
 def test_rankings_map_in_proportion() -> None:
     # 8 recorded candidates (blocks 1..8) onto 4 (blocks 1..4)
-    assert map_ranking([8, 1, 2, 5], 8, [1, 2, 3, 4]) == [4, 1, 3]
+    assert map_ranking([8, 1, 2, 5], range(1, 9), [1, 2, 3, 4]) == [4, 1, 3]
+    # a recording without sinks has block 0 among its candidates
+    assert map_ranking([1, 0], [0, 1], [0, 1, 2, 3]) == [2, 0]
 
 
 def test_unknown_policy() -> None:
