@@ -136,10 +136,31 @@ class PlanningLoop:
         if options.recompute != "none":
             offload_only = replace(options, recompute="none")
             trial = _better(trial, self._in_addresses(self._heuristic, offload_only))
+        trial = self._one_tier(trial, options)
         if options.solver == "milp":  # started from the heuristic, never worse
             exact = partial(self._exact, start=trial.plan)
             trial = _better(self._in_addresses(exact, options), trial)
         return trial
+
+    def _one_tier(self, trial: Trial, options: PlanOptions) -> Trial:
+        """
+        Where `trial` exposes transfer time and several tiers are allowed,
+        the better of it and the plan that sends every stored copy to the
+        hardware's offload tier: the tier chooser sends cold values to the
+        slowest tier whose round trip fits their gap, but under a tight
+        target a fetch cannot start until memory frees, and the slower links
+        then return them late while the fast one idles.
+        """
+        allowed = [t for t in options.tiers if t in self.hardware.links]
+        tier = self.hardware.offload_tier
+        if (
+            len(allowed) < 2
+            or tier not in allowed
+            or trial.result.exposed_transfer_s <= 0
+        ):
+            return trial
+        one = replace(options, tiers=(tier,))
+        return _better(trial, self._in_addresses(self._heuristic, one))
 
     def _in_addresses(
         self, plan: Callable[[PlanOptions], Trial], options: PlanOptions
