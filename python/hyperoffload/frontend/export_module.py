@@ -66,6 +66,7 @@ from hyperoffload.frontend.torch_export import (
     KV_ATTR,
     OPTIMIZER_ATTR,
     ExportError,
+    Shapes,
     _torch_mlir_fx,  # pyright: ignore[reportPrivateUsage]
     check_train,
 )
@@ -558,7 +559,7 @@ def export(
     loss_fn = _loss_fn(loss)
     if mode != "train" and (loss is not None or len(_as_tensors(targets, "target"))):
         raise ExportError(f"a loss and targets apply to the train mode, not {mode}")
-    check_train(mode, TrainSpec(spec), _NO_SHAPES)
+    check_train(mode, TrainSpec(spec), Shapes())
     inputs = _as_tensors(example_inputs, "input")
     goals = _as_tensors(targets, "target")
     from hyperoffload.frontend.annotations import marked_remote
@@ -606,8 +607,7 @@ def export(
         args += _fake([b for _, b in buffer_items])
         args += _fake([p.float() for p in trained_shapes] * 2) if n_states else []
     with fake_mode:
-        text_and_graph = lower_step(fn, args, func_name)
-    text = text_and_graph
+        text = lower_step(fn, args, func_name)
 
     # names and attributes of the arguments
     tier_attr = _tier_attr(tier)
@@ -683,11 +683,3 @@ def _count_results(text: str, func_name: str) -> int:
         raise ExportError(f"signature of @{func_name} not found")
     results = match.group(1)
     return len(results[1:-1].split(", ")) if results.startswith("(") else 1
-
-
-class _NoShapes:
-    batch = 1
-    seq = 1
-
-
-_NO_SHAPES: Any = _NoShapes()
