@@ -32,6 +32,12 @@ tokens; `--experts routed` (moe family; forward, prefill, decode) runs each
 routed expert under an `scf.if` on whether any token chose it; see
 docs/frontend.md.
 
+`--module package.module:factory` exports your own `nn.Module` instead of
+a model of the zoo (`hyperoffload-gen --module examples.own_model:cnn --mode
+train --optimizer sgd --loss cross_entropy`; its options:
+`hyperoffload-gen --module X --help`, `hyperoffload.tools.hyperoffload_gen_module`,
+docs/own-model.md).
+
 `--record-routing FILE` (moe family) exports nothing: it runs the model in
 eager PyTorch on seeded random weights over a prompt of seeded random
 tokens and writes the experts its router chooses as a routing trace
@@ -101,7 +107,8 @@ def _arguments() -> argparse.ArgumentParser:
         description=(
             "Export a model (forward pass, training step, prefill or one decode "
             "step) to linalg-on-tensors MLIR whose parameters and KV cache are "
-            "function arguments tagged for the remote pool."
+            "function arguments tagged for the remote pool. Your own nn.Module: "
+            "--module package.module:factory (its options: --module X --help)."
         ),
     )
     parser.add_argument("model", help=f"one of: {', '.join(CONFIGS)}")
