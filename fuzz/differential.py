@@ -31,8 +31,11 @@ and its outputs equal the unplanned program's bit for bit (the generated
 program has no offload ops: it is its own stripped reference); the
 simulator runs it (`plan`) and its peak is not above the unplanned
 program's; `move-window` exposes no more transfer time than its input and
-keeps a target its input met. For `lowering`: the outputs equal the
-original's bit for bit. A pass that fails with a diagnostic (a target below
+keeps a target its input met; one residency truth: the verifier, the
+simulator, `hyperoffload-assign-offsets` and `convert-hyperoffload-to-linalg`
+all accept the plan (`residency_verdicts`), and all reject it once a detach
+is moved before a use of what it releases (`detach_too_early`). For
+`lowering`: the outputs equal the original's bit for bit. A pass that fails with a diagnostic (a target below
 what one op needs) is `diagnosed`; one that fails otherwise on these valid
 programs (another diagnostic, IR that its own check rejects, a simulation
 of its output that fails) breaks an `invariant`, as does a failed check;
@@ -297,6 +300,15 @@ def _check_passes(
             f"planned peak {after.peak_hbm_bytes} B > unplanned peak {prepared.peak} B"
         )
         return "invariant", f"{config}: peak above the unplanned program's", detail
+    disagreement = residency_disagreement(prepared, module)
+    if disagreement:
+        return "invariant", f"{config}: the tools disagree on residency", disagreement
+    broken = detach_too_early(module)
+    if broken is not None:
+        disagreement = residency_disagreement(prepared, broken, invalid=True)
+        if disagreement:
+            signature = f"{config}: the tools disagree on a use after its detach"
+            return "invariant", signature, disagreement
     if before is not None:
         if after.exposed_transfer_s > before.exposed_transfer_s + 1e-12:
             detail = f"exposed {after.exposed_transfer_s} s after, {before.exposed_transfer_s} s before"
@@ -308,6 +320,102 @@ def _check_passes(
             detail = f"target {target} B: {before.peak_hbm_bytes} B before, {after.peak_hbm_bytes} B after"
             return "invariant", "move-window: breaks a target its input met", detail
     return "ok", "", ""
+
+
+RESIDENCY_TOOLS = ("verify", "simulate", "assign-offsets", "lowering")
+
+
+def residency_verdicts(prepared: _Prepared, module: Any) -> dict[str, str]:
+    """
+    What each tool that reads residency says of `module` (a clone each):
+    `""` when it accepts, else the first line of its error. The verifier
+    (`verify_module`), the simulator (the plan's schedule), the
+    `hyperoffload-assign-offsets` pass and the lowering
+    (`convert-hyperoffload-to-linalg`).
+    """
+    from hyperoffload.analysis.extract import ExtractionError
+    from hyperoffload.ir.diagnostics import verify_module
+    from hyperoffload.sim.simulator import SimulationError
+
+    def first_line(err: Exception) -> str:
+        return (str(err).splitlines() or [type(err).__name__])[0]
+
+    verdicts: dict[str, str] = {}
+    try:
+        verify_module(module.clone())
+        verdicts["verify"] = ""
+    except VerifyException as err:
+        verdicts["verify"] = first_line(err)
+    try:
+        _simulate(prepared, module.clone(), None)
+        verdicts["simulate"] = ""
+    except (SimulationError, ExtractionError) as err:
+        verdicts["simulate"] = first_line(err)
+    for tool, spec in (
+        ("assign-offsets", "hyperoffload-assign-offsets"),
+        ("lowering", "convert-hyperoffload-to-linalg"),
+    ):
+        try:
+            _apply(prepared, spec, module.clone())
+            verdicts[tool] = ""
+        except PLAN_FAILURES as err:
+            verdicts[tool] = first_line(err)
+    return verdicts
+
+
+def residency_disagreement(
+    prepared: _Prepared, module: Any, invalid: bool = False
+) -> str:
+    """
+    `""` when the four tools of `residency_verdicts` all accept `module`, or
+    all reject it; else what each said. An `invalid`
+    module must be rejected. (The verifier and the passes read residency
+    through one function, `verify_residency`; the simulator reads the
+    schedule, and blames the read where the verifier may blame the detach
+    before it.)
+    """
+    verdicts = residency_verdicts(prepared, module)
+    said = set(verdicts.values())
+    if said == {""} and not invalid:
+        return ""
+    if "" not in said:
+        # all reject; the verifier may blame a detach that drops the only
+        # copy where the simulator blames the read after it
+        return ""
+    return "; ".join(f"{tool}: {text or 'accepts'}" for tool, text in verdicts.items())
+
+
+def detach_too_early(module: Any) -> Any | None:
+    """
+    A copy of `module` with one `hyperoffload.detach` moved before a use of
+    the value it releases (a use after its detach: a plan every tool must
+    reject at that use), or `None` when no detach has a use to jump.
+    """
+    from hyperoffload.dialects.hyperoffload import DetachOp
+
+    broken = module.clone()
+    for detach in [op for op in broken.walk() if isinstance(op, DetachOp)]:
+        block = detach.parent_block()
+        if block is None:
+            continue
+        users = {use.operation for use in detach.value.uses}
+        first = next((op for op in block.ops if op in users and op is not detach), None)
+        if first is None or not _before(first, detach):
+            continue
+        detach.detach()
+        block.insert_op_before(detach, first)
+        return broken
+    return None
+
+
+def _before(first: Any, second: Any) -> bool:
+    """Does `first` come before `second` in their block?"""
+    op = first.next_op
+    while op is not None:
+        if op is second:
+            return True
+        op = op.next_op
+    return False
 
 
 def _check_lowering(prepared: _Prepared, spec: str) -> tuple[str, str, str]:

@@ -43,7 +43,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import Extraction, ExtractionError, extract
+from hyperoffload.dialects.residency import verify_residency
 from hyperoffload.ir.arena import ARENA_ATTR, OFFSETS_ATTR
+from hyperoffload.ir.diagnostics import error_at
 from hyperoffload.passes.options import AssignOffsetsOptions
 from hyperoffload.sim.arena import Arena, planned_arena
 from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
@@ -78,12 +80,18 @@ class AssignOffsetsPass(AssignOffsetsOptions, ModulePass):
     name = "hyperoffload-assign-offsets"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # residency is read as the verifier reads it: a plan it rejects is
+        # rejected here at the same op, with the same words
+        verify_residency(op, error_at)
         for function in [f for f in op.walk() if isinstance(f, FuncOp)]:
             if function.is_declaration:
                 continue
             try:
                 self._assign(function)
             except (ExtractionError, SimulationError, ValueError) as err:
+                where = getattr(err, "where", None)  # a bare message's place
+                if isinstance(where, str) and where != "<unknown>":
+                    raise PassFailedException(f"{where}: error: {err}") from None
                 raise PassFailedException(str(err)) from None
 
     def _assign(self, function: FuncOp) -> None:

@@ -130,8 +130,9 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
     Tier,
 )
+from hyperoffload.dialects.residency import verify_residency
 from hyperoffload.ir.arena import FunctionArena
-from hyperoffload.ir.diagnostics import diagnostic_at
+from hyperoffload.ir.diagnostics import diagnostic_at, error_at
 from hyperoffload.passes.collectives_to_linalg import lower_collectives
 from hyperoffload.passes.quantize_to_linalg import (
     compressed_types,
@@ -392,6 +393,9 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
         Rewriter.replace_op(prefetch, [*allocs, *starts], [decoded])
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # residency is read as the verifier reads it: a plan it rejects is
+        # rejected here at the same op, with the same words
+        verify_residency(op, error_at)
         for call in [o for o in op.walk() if isinstance(o, CallOp)]:
             reject_recursion(call)  # as the planner does: it would never end
         lower_collectives(op)

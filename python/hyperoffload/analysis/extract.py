@@ -435,7 +435,7 @@ def extract(function: func.FuncOp, costs: CostModel) -> Extraction:
     branch = next((op for op in function.walk() if isinstance(op, scf.IfOp)), None)
     if branch is not None:
         raise ExtractionError(
-            "'scf.if' is not supported here: the planner plans one path "
+            "'scf.if' is not supported here: a static plan follows one path "
             "through a function, and conditional regions have two "
             "(hyperoffload-sim and hyperoffload-check follow the path where "
             "every condition holds)",

@@ -177,6 +177,9 @@ class _Run:
         self.step_index = -1
         self.step_name = "entry"
         self.step_loc = ""
+        self.released: set[int] = set()
+        """Buffers the program freed (detached): dead to it, even while a
+        copy still reads them and their memory is not yet returned."""
         # runtime modes
         self.computes = (  # the index of each compute step
             [i for i, s in enumerate(schedule.steps) if isinstance(s, Compute)]
@@ -475,8 +478,14 @@ class _Run:
         self.step_name, self.step_loc = step.name, step.loc
         keep = {*step.reads, *step.allocs}
         for buffer in step.allocs:
+            self.released.discard(buffer)
             self._allocate(buffer, keep)
         for buffer in step.reads:
+            if buffer in self.released and self.runtime is None:
+                raise SimulationError(
+                    f"{step.loc}: '{step.name}' reads {self.buffers[buffer].name}, "
+                    "which is not resident in HBM (it was detached before)"
+                )
             if buffer not in self.resident:
                 if self.runtime is None:
                     raise SimulationError(
@@ -544,6 +553,7 @@ class _Run:
 
     def _transfer(self, step: Transfer) -> None:
         if step.to_device:
+            self.released.discard(step.dest)
             self._allocate(step.dest, set())
             name = self.buffers[step.dest].name
             ready = self.copy_ready.get(step.source, 0.0)
@@ -554,8 +564,14 @@ class _Run:
                 self.decode[step.id] = (step.codec_s, f"dequantize {name}")
         else:
             name = self.buffers[step.source].name
-            if step.source not in self.resident:
-                raise SimulationError(f"store of {name}, which is not resident in HBM")
+            if step.source not in self.resident or step.source in self.released:
+                # a store has no place of its own: it follows the last compute
+                after = f" after '{self.step_name}'" if self.step_name else ""
+                where = f"{self.step_loc}: " if self.step_loc else ""
+                raise SimulationError(
+                    f"{where}the store of {name}{after} reads it, which is not "
+                    "resident in HBM"
+                )
             self._codec(step.codec_s, f"quantize {name}")
             end = self._start_transfer(
                 step.source,
@@ -594,6 +610,7 @@ class _Run:
             raise SimulationError(
                 f"free of {self.buffers[step.buffer].name}, which is not resident"
             )
+        self.released.add(step.buffer)
         self._free(step.buffer)
 
     def _bounds(self) -> None:
