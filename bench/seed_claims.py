@@ -53,6 +53,11 @@ def _missing(claim: str, figure: str, name: str) -> str:
     return f"| {claim} | {figure} | not run (`{name}` is not in the results) | | | |"
 
 
+def _limits(s: dict[str, Any]) -> list[float]:
+    """The limits the scenario searched at (its sweep at the largest)."""
+    return [e["limit"] for e in s["limits"]] or [0.02]
+
+
 def _at_limit(s: dict[str, Any] | None, limit: float) -> dict[str, Any] | None:
     if s is None:
         return None
@@ -64,7 +69,18 @@ def _peak_row(
 ) -> str:
     """The peak at `limit` on the whole step, else on the shorter one, labelled."""
     s, depth = whole, ""
-    entry = _at_limit(whole, limit)
+    entry: dict[str, Any] | None = _at_limit(whole, limit)
+    swept = next(
+        (
+            p["peak"]
+            for p in whole["sweep"]
+            if p.get("peak") and p["gb_per_s"] == whole["remote_gb_per_s"]
+        ),
+        None,
+    )
+    if entry is None and swept is not None and limit == max(_limits(whole)):
+        depth = ", the sweep's plan: the planner's estimate on the graph"
+        entry = dict[str, Any](limit=limit, ours=swept, peer=None)
     if entry is None and shorter is not None and _at_limit(shorter, limit):
         s, depth, entry = shorter, ", 4 of 32 layers", _at_limit(shorter, limit)
     claim = (
