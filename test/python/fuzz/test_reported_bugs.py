@@ -100,16 +100,14 @@ def test_a_written_back_result_returned_through_a_view_is_planned(
     assert status == 0, err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="move-window moves the detach of a written-back view (%x3, a view "
-    "of %t1) right after its store, before later reads of %t1; its own "
-    "simulation then fails ('reads %t1, which is not resident in HBM') "
-    "instead of keeping the input order",
-)
 def test_move_window_keeps_a_detached_view_after_the_reads_of_its_source(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """
+    Reported: move-window moved the detach of a written-back view (%x3, a
+    view of %t1) right after its store, before later reads of %t1, and its
+    own simulation then failed ('reads %t1, which is not resident in HBM').
+    """
     program = str(INPUTS / "move-window-detaches-a-view.mlir")
     spec = (
         "hyperoffload-insert{hbm-capacity=4277 prefetch-distance=0},"
