@@ -86,8 +86,15 @@ class Skeleton:
         return self.position_of(owner) - 1  # produced by an offload op
 
     def last_reader(self, detach: DetachOp, fusion: Fusion) -> int:
-        """The last skeleton op reading the detached value or a view of it (fused reads too)."""
-        values: list[SSAValue] = [detach.value]
+        """
+        The last skeleton op reading the detached value's buffer: the value
+        a view chain starts from and every view of it (a detached slice
+        frees the buffer its sibling slices read), fused reads too.
+        """
+        root = detach.value
+        while isinstance(root.owner, VIEW_OPS) and root.owner.operands:
+            root = root.owner.operands[0]
+        values: list[SSAValue] = [root]
         uses: list[int | None] = []
         while values:
             for use in values.pop().uses:

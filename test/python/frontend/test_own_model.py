@@ -164,25 +164,7 @@ def _peak(path: Path, capsys: pytest.CaptureFixture[str]) -> int:
     return int(report["peak_hbm_bytes"])
 
 
-PLANNED = [
-    "resnet",
-    "vit",
-    "qwen",
-    pytest.param(
-        "unet",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="since a666042 (tier choice: slower tiers only for "
-            "bandwidth-bound copies) the plan reads a value it released: "
-            "'linalg.generic' reads %N, which is not resident in HBM (the "
-            "reduction over an extract_slice of the concatenation's gradient); "
-            "planned at 1e6a677 it peaks at 114.33 KB of a 120.16 KB target",
-        ),
-    ),
-]
-
-
-@pytest.mark.parametrize("name", PLANNED)
+@pytest.mark.parametrize("name", list(CASES))
 def test_planned_at_60_percent_checks_and_runs(
     name: str, exports: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
