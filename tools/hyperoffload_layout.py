@@ -141,13 +141,21 @@ def read_buffers(path: Path) -> Buffers:
     return read_json(path, text) if path.suffix == ".json" else read_csv(path, text)
 
 
-def lay_out(buffers: Buffers, capacity: int, time_limit: float) -> tuple[Layout, str]:
-    """A checked layout within `capacity` and how it was found; raises `ValueError` if none."""
+def lay_out(
+    buffers: Buffers, capacity: int, time_limit: float, nodes: int | None = None
+) -> tuple[Layout, str]:
+    """
+    A checked layout within `capacity` and how it was found (the exact search
+    within `time_limit` seconds and, if given, `nodes` nodes); raises
+    `ValueError` if none.
+    """
     allocations = buffers.allocations
     layout = static_layout(allocations, "auto", alignment=1)
     how = f"heuristics ({layout.strategy})"
     if layout.arena_bytes > capacity:
-        result = exact_layout(allocations, 1, layout, time_limit, target=capacity)
+        result = exact_layout(
+            allocations, 1, layout, time_limit, target=capacity, node_budget=nodes
+        )
         layout = result.layout
         how = "exact search" + (", proven optimal" if result.proven_optimal else "")
         if layout.arena_bytes > capacity:
@@ -155,6 +163,7 @@ def lay_out(buffers: Buffers, capacity: int, time_limit: float) -> tuple[Layout,
                 f"no layout fits below {result.lower_bound} bytes"
                 if result.lower_bound > capacity
                 else f"none found within {time_limit:g} s"
+                + ("" if nodes is None else f" and {nodes} nodes")
             )
             raise ValueError(
                 f"the buffers do not fit in {capacity} bytes: the best layout "
@@ -205,6 +214,12 @@ def _arguments() -> argparse.ArgumentParser:
         help="seconds the exact search may take where the heuristics do not fit (default 10)",
     )
     parser.add_argument(
+        "--nodes",
+        type=int,
+        help="a node budget for the exact search besides its time (a result "
+        "that does not depend on the machine's load)",
+    )
+    parser.add_argument(
         "-o",
         "--output",
         type=Path,
@@ -219,9 +234,11 @@ def _run(args: Sequence[str] | None) -> int:
     capacity = int(text) if text.strip().isdigit() else parse_size(text)
     if options.time_limit <= 0:
         raise ValueError(f"--time-limit must be positive, not {options.time_limit}")
+    if options.nodes is not None and options.nodes <= 0:
+        raise ValueError(f"--nodes must be positive, not {options.nodes}")
     start = time.perf_counter()
     buffers = read_buffers(options.input)
-    layout, how = lay_out(buffers, capacity, options.time_limit)
+    layout, how = lay_out(buffers, capacity, options.time_limit, options.nodes)
     output: Path | None = options.output
     as_json = output is not None and output.suffix == ".json"
     written = (format_json if as_json else format_csv)(buffers, layout)
