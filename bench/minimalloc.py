@@ -1,6 +1,7 @@
 """
 The exact layout search on MiniMalloc's eleven challenging instances
-(test/inputs/minimalloc, capacity 1,048,576) and on random instances with a
+(google/minimalloc's `benchmarks/challenging`, capacity 1,048,576, read
+from `$MINIMALLOC_BENCHMARKS`, else `shared/minimalloc` beside the checkout) and on random instances with a
 known zero-fragmentation packing (a time x address rectangle cut into
 pieces, shuffled), each within the capacity as `hyperoffload-layout` lays it
 out: today's heuristics (`static_layout(..., "auto")`), then the exact search
@@ -37,7 +38,9 @@ from hyperoffload.sim.layout import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTANCES = ROOT / "test" / "inputs" / "minimalloc"
+INSTANCES = Path(
+    os.environ.get("MINIMALLOC_BENCHMARKS", ROOT.parent / "shared" / "minimalloc")
+)
 CAPACITY = 1_048_576
 BEGIN, END = "<!-- minimalloc:begin -->", "<!-- minimalloc:end -->"
 SIZES = (100, 250, 500, 1000)
@@ -207,6 +210,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--write", type=Path, help="the markdown file to update")
     options = parser.parse_args()
+    if not sorted(INSTANCES.glob("*.1048576.csv")):
+        parser.error(
+            f"no MiniMalloc instances in {INSTANCES}: set MINIMALLOC_BENCHMARKS "
+            "to google/minimalloc's benchmarks/challenging"
+        )
     challenging: list[Row] = []
     for path in sorted(INSTANCES.glob("*.1048576.csv")):
         name = path.name.split(".")[0]
