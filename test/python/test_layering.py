@@ -1,10 +1,14 @@
 """
-The package's layers: a module imports only from its own layer or a lower
-one (README, "Layout"). Every import counts, deferred ones included.
+The package's layers: a module imports only from its own package, a lower
+layer, or (the package's `__init__`, its facade) anything; never from another
+package of its own layer, and no chain of imports comes back to where it
+started (README, "Layout"). Every import counts, deferred and type-checking
+ones included.
 """
 
 import ast
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -82,3 +86,68 @@ def test_no_module_imports_from_a_higher_layer(path: Path) -> None:
         if LAYERS[_layer(parts)] > LAYERS[own]
     ]
     assert not upward, f"{own} imports from a higher layer: {upward}"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_imports_from_another_package_of_its_layer(path: Path) -> None:
+    own = _layer(path.relative_to(PACKAGE).with_suffix("").parts)
+    if own == "__init__":
+        return  # the package's facade re-exports the API
+    sideways = [
+        f"line {line}: hyperoffload.{'.'.join(parts)} ({_layer(parts)})"
+        for line, parts in _imports(path)
+        if _layer(parts) != own and LAYERS[_layer(parts)] == LAYERS[own]
+    ]
+    assert not sideways, f"{own} imports from its own layer: {sideways}"
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Each module's name, with the modules of ours it imports."""
+    modules = {
+        _dotted(p.relative_to(PACKAGE).with_suffix("").parts): p for p in _modules()
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for _, parts in _imports(path):
+            while parts and ".".join(parts) not in modules:
+                parts = parts[:-1]  # `from hyperoffload.x.y import name`
+            if parts and ".".join(parts) != name:
+                targets.add(".".join(parts))
+        graph[name] = targets
+    return graph
+
+
+def _dotted(parts: tuple[str, ...]) -> str:
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _cycles(graph: dict[str, set[str]]) -> Iterator[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> Iterator[list[str]]:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                yield from visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(component) > 1:
+                yield sorted(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            yield from visit(node)
+
+
+def test_no_import_cycles() -> None:
+    cycles = list(_cycles(_module_graph()))
+    assert not cycles, f"modules that import each other, directly or not: {cycles}"

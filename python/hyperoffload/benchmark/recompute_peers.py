@@ -55,8 +55,9 @@ from hyperoffload.analysis.cost import (
 )
 from hyperoffload.analysis.fusion import is_layout
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
-from hyperoffload.planning.planner import Plan, ValuePlan, plan_schedule
+from hyperoffload.planning.planner import Plan, plan_schedule
 from hyperoffload.planning.recipes import RecipeBuilder
+from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.policies import resident_arguments
 from hyperoffload.sim.schedule import Schedule

@@ -35,7 +35,7 @@ import torch
 from torch import Tensor, nn
 
 from hyperoffload.frontend.configs import ModelConfig
-from hyperoffload.frontend.models import LayerCache, PastCache
+from hyperoffload.frontend.models import ForwardFn, LayerCache, PastCache
 from hyperoffload.frontend.topk_attention import PooledCache
 
 KV_POOL_ATTR = "hyperoffload.kv_pool"
@@ -78,8 +78,6 @@ class TopkDecodeFn:
     """
 
     def __init__(self, model: nn.Module, cfg: ModelConfig, kv_len: int) -> None:
-        from hyperoffload.frontend.torch_export import ForwardFn
-
         self.forward = ForwardFn(model)
         self.cfg = cfg
         self.kv_len = kv_len

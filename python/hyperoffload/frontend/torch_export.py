@@ -76,6 +76,7 @@ from hyperoffload.frontend.configs import (
     ModelConfig,
 )
 from hyperoffload.frontend.models import (
+    ForwardFn,
     KVBlocks,
     LayerCache,
     PastCache,
@@ -236,30 +237,6 @@ def decomposition_table(embedding_chunks: int = 1) -> dict[Any, Callable[..., An
 
 
 # ------------------------------------------------------------------------ programs
-
-
-class ForwardFn:
-    """``(tokens, *params) -> logits``; the model is held, not registered."""
-
-    def __init__(self, model: nn.Module) -> None:
-        self.model = model
-        self.names = [n for n, _ in model.named_parameters()]
-
-    def run(
-        self,
-        tokens: Tensor,
-        params: Sequence[Tensor],
-        past: Sequence[PastCache] | None = None,
-        offset: int = 0,
-    ) -> tuple[Tensor, list[LayerCache]]:
-        params_dict = dict(zip(self.names, params, strict=True))
-        out = torch.func.functional_call(
-            self.model, params_dict, (tokens,), {"past": past, "offset": offset}
-        )
-        return cast(tuple[Tensor, list[LayerCache]], out)
-
-    def __call__(self, tokens: Tensor, *params: Tensor) -> Tensor:
-        return self.run(tokens, params)[0]
 
 
 def _flat_cache(cache: Sequence[LayerCache]) -> list[Tensor]:

@@ -32,7 +32,8 @@ from hyperoffload.planning.placement import (
     keeps,
     place_prefetches,
 )
-from hyperoffload.planning.planner import Plan, ValuePlan, plan_schedule
+from hyperoffload.planning.planner import Plan, plan_schedule
+from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.sim.compression import transfer_time
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import Schedule

@@ -28,11 +28,11 @@ from hyperoffload.planning.milp_solver import SolverModel
 from hyperoffload.planning.planner import (
     Plan,
     PlanOptions,
-    ValuePlan,
     merge_value_plans,
     offload_choices,
     plan_schedule,
 )
+from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.sim.compression import transfer_time
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.support.tiers import Tier

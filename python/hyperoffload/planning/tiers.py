@@ -41,19 +41,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
+from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.sim.compression import Compressed, transfer_time
 from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
-
-if TYPE_CHECKING:
-    from hyperoffload.planning.planner import ValuePlan
 
 _Floats = npt.NDArray[np.float64]
 _EPSILON = 1e-12

@@ -42,8 +42,9 @@ from hyperoffload.dialects.hyperoffload import (
     Tier,
     TierAttr,
 )
-from hyperoffload.planning.planner import Plan, ValuePlan
+from hyperoffload.planning.planner import Plan
 from hyperoffload.planning.recipes import Recipe
+from hyperoffload.planning.value_plan import ValuePlan
 
 
 class _Placement:

@@ -29,13 +29,17 @@ from __future__ import annotations
 import bisect
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-DEFAULT_ALIGNMENT = 64
-"""Offsets and sizes are rounded up to this many bytes (a cache line)."""
+from hyperoffload.sim.allocations import (
+    DEFAULT_ALIGNMENT,
+    Allocation,
+    Layout,
+    aligned,
+    live_peak,
+)
 
 STRATEGIES = ("auto", "best-fit", "hill-climb", "exact")
 """The strategies of `static_layout`; `auto` takes the smallest arena of the candidates."""
@@ -62,54 +66,6 @@ _MERGE = 32
 
 _HILL_CLIMB_WORK = 10_000
 """Placements the hill-climbing may redo, in all (less for large inputs)."""
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """One stay of a buffer in HBM: claimed at event `start`, released at `end`."""
-
-    buffer: int
-    """The schedule buffer's id."""
-    bytes: int
-    start: int
-    end: int
-    """Exclusive: an allocation released at event `e` conflicts with none claimed at `e` or later."""
-
-    def conflicts(self, other: Allocation) -> bool:
-        return self.start < other.end and other.start < self.end
-
-
-@dataclass(frozen=True)
-class Layout:
-    """An offset per allocation (in the order given) and the arena they need."""
-
-    offsets: list[int]
-    arena_bytes: int
-    strategy: str
-
-
-def aligned(nbytes: int, alignment: int = DEFAULT_ALIGNMENT) -> int:
-    """`nbytes` rounded up to a multiple of `alignment` (0 stays 0)."""
-    if alignment <= 0:
-        raise ValueError(f"alignment must be positive, not {alignment}")
-    if nbytes < 0:
-        raise ValueError(f"a size cannot be negative: {nbytes}")
-    return -(-nbytes // alignment) * alignment
-
-
-def live_peak(
-    allocations: Sequence[Allocation], alignment: int = DEFAULT_ALIGNMENT
-) -> int:
-    """The largest sum of aligned sizes live at once: a lower bound on any arena."""
-    stays = [a for a in allocations if a.start < a.end]
-    if not stays:
-        return 0
-    sizes = np.array([aligned(a.bytes, alignment) for a in stays], np.int64)
-    times = np.array([a.end for a in stays] + [a.start for a in stays], np.int64)
-    claims = np.repeat(np.array([0, 1], np.int64), len(stays))  # releases first
-    deltas = np.concatenate((-sizes, sizes))
-    occupancy = np.cumsum(deltas[np.lexsort((claims, times))])
-    return max(0, int(occupancy.max()))
 
 
 class _Index:

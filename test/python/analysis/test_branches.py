@@ -66,7 +66,7 @@ def test_results_become_the_yielded_values(ctx: Context) -> None:
 def test_extractor_takes_one_path(ctx: Context) -> None:
     module = parse_mlir(ctx, PROGRAM, "branches.mlir")
     hardware = load_hardware("ascend-910c")
-    with pytest.raises(ExtractionError, match="'scf.if' is not supported") as error:
+    with pytest.raises(ExtractionError, match=r"'scf\.if' is not supported") as error:
         extract_schedule(main_function(module), CostModel(hardware))
     assert error.value.where == "branches.mlir:3:3"
     planned, _, _ = program_schedules(module, hardware)

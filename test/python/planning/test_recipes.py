@@ -14,8 +14,9 @@ from hyperoffload.analysis.lifetimes import ProgramGraph, ValueInfo
 from hyperoffload.evaluators.numeric import evaluate
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.planning.planner import Plan, ValuePlan, plan_schedule
+from hyperoffload.planning.planner import Plan, plan_schedule
 from hyperoffload.planning.recipes import RecipeBuilder, recomputation_steps
+from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.planning.write_plan import write_plan
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.schedule import Compute

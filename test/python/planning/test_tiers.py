@@ -21,13 +21,9 @@ from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.planning.planner import (
-    PlanError,
-    PlanOptions,
-    ValuePlan,
-    plan_offload,
-)
+from hyperoffload.planning.planner import PlanError, PlanOptions, plan_offload
 from hyperoffload.planning.tiers import choose_tiers
+from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.planning.write_plan import write_plan
 from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.support.tiers import Tier
