@@ -11,6 +11,7 @@ from hyperoffload.benchmark.experts import ExpertGeneration
 from hyperoffload.benchmark.generation import DecodeGeneration, LongestGeneration
 from hyperoffload.benchmark.scenarios import LongestSequence, PeakAtSlowdown
 from hyperoffload.benchmark.seeds import SeedTraining
+from hyperoffload.benchmark.seeds_inference import SEEDS_INFERENCE
 from hyperoffload.benchmark.workloads import Export
 
 Scenario = (
@@ -342,6 +343,9 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
         ),
     ),
     "seeds": SEEDS,
+    # the seeds' LLaMA-65B inference rows (bench/seed_inference.py runs it
+    # with the top-k decode rows and writes the claims table)
+    "seeds-inference": SEEDS_INFERENCE,
     "quick": (
         SeedTraining(
             "tiny-llama-seed-training",
