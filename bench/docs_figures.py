@@ -1,0 +1,216 @@
+"""
+The figures that README.md and docs/*.md quote from runs on the small
+programs of examples/ and test/inputs/, measured again.
+
+Two kinds of quote:
+- *written*: the page holds the figure between `<!-- figure:NAME -->` and
+  `<!-- /figure -->`, and this script writes it there;
+- *checked*: the figure sits where a marker cannot (in a command of a code
+  block), and a pattern finds it; this script reports a difference and
+  leaves the page alone.
+
+`test/python/test_docs_figures.py` measures every figure again and compares.
+Figures of the large benchmark runs are written by their own scripts
+(`bench/seed_claims.py`, `hyperoffload-bench`, ...), not here.
+
+    .venv/bin/python bench/docs_figures.py [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import redirect_stdout
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from hyperoffload.api import CompileReport, plan_module
+from hyperoffload.ir.context import make_context
+from hyperoffload.ir.diagnostics import collect_diagnostics
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.support.outputs import write_output
+from hyperoffload.support.units import format_bytes, format_seconds
+from hyperoffload.tools import hyperoffload_check
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY_LLAMA = ROOT / "examples" / "tiny_llama_train.mlir"
+HARDWARE = "ascend-910c"
+SHARE = 0.6
+"""The tiny LLaMA step is planned at this share of its unconstrained peak."""
+
+MARKED = re.compile(r"<!-- figure:([\w-]+) -->(.*?)<!-- /figure -->", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Written:
+    """A figure the page holds between markers, written by this script."""
+
+    page: str
+    name: str
+    measure: Callable[[], str]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A figure in `page` that group 1 of `pattern` finds, compared only."""
+
+    page: str
+    pattern: str
+    measure: Callable[[], str]
+
+
+def _planned(
+    hbm_capacity: int | None, **options: object
+) -> tuple[CompileReport, list[str]]:
+    """The tiny LLaMA step planned on `HARDWARE`, and the pass's remarks."""
+    text = TINY_LLAMA.read_text()
+    module = parse_mlir(make_context(), text, str(TINY_LLAMA.relative_to(ROOT)))
+    with collect_diagnostics() as diagnostics:
+        report = plan_module(module, HARDWARE, hbm_capacity, **options)
+    return report, [str(d) for d in diagnostics]
+
+
+@cache
+def _target() -> int:
+    """`SHARE` of the tiny LLaMA step's unconstrained peak, in bytes."""
+    return int(SHARE * _unconstrained().peak_before_bytes)
+
+
+@cache
+def _unconstrained() -> CompileReport:
+    return _planned(None)[0]
+
+
+@cache
+def _at_target() -> tuple[CompileReport, list[str]]:
+    return _planned(_target())
+
+
+def _percent(after: float, before: float) -> str:
+    return f"{100 * (after / before - 1):+.1f}%"
+
+
+def _slowdown(report: CompileReport) -> str:
+    return f"{100 * (report.makespan_after_s / report.makespan_before_s - 1):+.2f}%"
+
+
+def _as_written() -> str:
+    return "`" + next(r for r in _at_target()[1] if ": as written: " in r) + "`"
+
+
+def _checked(*flags: str) -> str:
+    """What `hyperoffload-check` says of the tiny LLaMA step planned at 60%."""
+    pipeline = f"hyperoffload-pipeline{{hbm-capacity={round(_target() / 1000)}KB}}"
+    out = io.StringIO()
+    with redirect_stdout(out), collect_diagnostics():
+        hyperoffload_check.main([str(TINY_LLAMA), "--pipeline", pipeline, *flags])
+    return out.getvalue().strip().removeprefix("outputs match: ")
+
+
+CHECK_COMMAND = (
+    r"hyperoffload-check examples/tiny_llama_train\.mlir \\?\s*"
+    r"--pipeline 'hyperoffload-pipeline\{hbm-capacity=(\d+)KB\}'"
+)
+
+FIGURES: tuple[Written | Checked, ...] = (
+    Written(
+        "docs/passes.md",
+        "tiny-llama-peak",
+        lambda: format_bytes(_unconstrained().peak_before_bytes),
+    ),
+    Written(
+        "docs/passes.md",
+        "tiny-llama-makespan",
+        lambda: format_seconds(_unconstrained().makespan_before_s),
+    ),
+    Written(
+        "docs/passes.md",
+        "tiny-llama-target",
+        lambda: f"`hyperoffload-pipeline{{hbm-capacity={_target()}}}`",
+    ),
+    Written(
+        "docs/passes.md",
+        "tiny-llama-planned",
+        lambda: (
+            f"{format_bytes(_at_target()[0].peak_after_bytes)} "
+            f"({_percent(_at_target()[0].peak_after_bytes, _at_target()[0].peak_before_bytes)})"
+            f" at {format_seconds(_at_target()[0].makespan_after_s)}"
+            f" ({_slowdown(_at_target()[0])})"
+        ),
+    ),
+    Written("docs/passes.md", "tiny-llama-as-written", _as_written),
+    Checked("README.md", CHECK_COMMAND, lambda: str(round(_target() / 1000))),
+    Checked("docs/lowering.md", CHECK_COMMAND, lambda: str(round(_target() / 1000))),
+    Checked(
+        "README.md",
+        CHECK_COMMAND.replace("(\\d+)", "\\d+") + r" -q\n# outputs match: (.*)\n",
+        lambda: _checked("-q"),
+    ),
+    Checked(
+        "docs/lowering.md",
+        CHECK_COMMAND.replace("(\\d+)", "\\d+")
+        + r" --arena -q\n\s*# outputs match: (.*)\n",
+        lambda: _checked("--arena", "-q"),
+    ),
+)
+
+
+def marked(page: str) -> Iterator[tuple[str, str]]:
+    """(name, text) of every figure between markers in `page`."""
+    for found in MARKED.finditer(page):
+        yield found.group(1), found.group(2)
+
+
+def written(page: str, name: str, text: str) -> str:
+    """`page` with `text` as its figure `name` (which must be there, once)."""
+    begin = f"<!-- figure:{name} -->"
+    if page.count(begin) != 1:
+        raise ValueError(f"the page needs one {begin}, not {page.count(begin)}")
+    head, rest = page.split(begin)
+    _, tail = rest.split("<!-- /figure -->", 1)
+    return f"{head}{begin}{text}<!-- /figure -->{tail}"
+
+
+def quoted(page: str, pattern: str) -> str:
+    """What group 1 of `pattern` finds in `page` (it must find it)."""
+    found = re.search(pattern, page)
+    if found is None:
+        raise ValueError(f"the page no longer matches {pattern!r}")
+    return found.group(1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Measure the figures README.md and docs/ quote from small runs."
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="compare only; exit 1 on a difference"
+    )
+    options = parser.parse_args(argv)
+    pages = {figure.page: (ROOT / figure.page).read_text() for figure in FIGURES}
+    stale, unwritable = 0, 0
+    for figure in FIGURES:
+        measured = figure.measure()
+        page = pages[figure.page]
+        if isinstance(figure, Written):
+            now = dict(marked(page)).get(figure.name)
+            if now != measured:
+                stale += 1
+                print(f"{figure.page}: {figure.name}: {now!r} -> {measured!r}")
+                pages[figure.page] = written(page, figure.name, measured)
+        elif (now := quoted(page, figure.pattern)) != measured:
+            stale, unwritable = stale + 1, unwritable + 1
+            print(f"{figure.page}: {figure.pattern!r}: says {now}, measured {measured}")
+    if not options.check:
+        for name, text in pages.items():
+            if text != (ROOT / name).read_text():
+                write_output(ROOT / name, text)
+    return 1 if unwritable or (stale and options.check) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
