@@ -5,6 +5,7 @@ with the seeds' published figures beside ours.
 ```
 hyperoffload-bench --suite default -o docs/benchmarks --jobs 2
 hyperoffload-bench --suite quick --only tiny-llama-train -o /tmp/bench
+hyperoffload-bench --only gpt3-175b-layer-train -o docs/benchmarks --merge
 ```
 """
 
@@ -54,6 +55,12 @@ def _arguments() -> argparse.ArgumentParser:
         "--jobs", type=int, default=2, help="worker processes (default: %(default)s)"
     )
     parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="put the scenarios run in place of their earlier results in the "
+        "output folder's results.json, keep the others, write results.md from all",
+    )
+    parser.add_argument(
         "--list", action="store_true", help="list the suite's scenarios and exit"
     )
     return parser
@@ -71,7 +78,12 @@ def _run(argv: Sequence[str] | None) -> int:
     if options.jobs < 1:
         raise ValueError("--jobs must be at least 1")
     results = run_suite(
-        options.suite, options.output, options.work_dir, options.jobs, options.only
+        options.suite,
+        options.output,
+        options.work_dir,
+        options.jobs,
+        options.only,
+        options.merge,
     )
     print((options.output / "results.md").read_text())
     failed = [s["name"] for s in results["scenarios"] if "error" in s]

@@ -16,6 +16,9 @@ fraction in each window it covers, and
   (each tier the hardware offers) together moves in the window's compute
   time plus the extra time spent there (stalls, recomputation), and the
   extra time of the whole program is at most `max_slowdown` x its compute;
+- a value the program holds to its end (an argument) may also be out
+  after its last use, once stored, and is never fetched back (runtimes
+  evict such a value; `M_LB` and the planner keep it);
 - a fraction of a gap may instead be recomputed: out of HBM over the whole
   gap, at the cost of at least its producer's time (in the extra time);
 - the live bytes of the unplanned timeline, less what is out, are at most
@@ -23,8 +26,9 @@ fraction in each window it covers, and
   each window, and the highest overall).
 
 Every plan the planner can write (a value out over idle gaps, a store after
-its producer, fetches before the use, any tiers, recomputation) within the
-slowdown gives a feasible point, each relaxation (fluid, pooled links, no
+its producer, fetches before the use, any tiers, recomputation), and every
+run of a runtime or static peer on the same op order, within the slowdown
+gives a feasible point, each relaxation (fluid, pooled links, no
 latency, no duplex penalty, fewer rows, windows) only widens the LP: its
 optimum, rounded down, is never above the simulated peak of such a plan.
 Compressed transfers (`compress-kv`) move fewer bytes than counted here, so
@@ -46,8 +50,9 @@ from math import ceil, gcd
 
 import numpy as np
 
-from hyperoffload.analysis.lifetimes import ProgramGraph, ValueInfo
+from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.schedule import Compute, Free
 from hyperoffload.support.tiers import Tier
 
 WINDOWS = 64
@@ -182,11 +187,15 @@ def link_lower_bound(
     windows: int = WINDOWS,
     recompute: bool = True,
     time_limit_s: float = 60.0,
+    release_held: bool = True,
 ) -> LinkBound:
     """
     The LP bound on the peak of any plan within `max_slowdown` (see the
     module docstring), for the graph of an unplanned program; the LP at
-    `windows` windows. Without `recompute`, for plans that only offload.
+    `windows` windows. Without `recompute`, for plans that only offload;
+    without `release_held`, for plans that keep what the program holds to
+    its end (an untagged argument) in HBM after its last use, as `M_LB` and
+    the planner do.
     """
     start = time.perf_counter()
     n = len(graph.ops)
@@ -206,6 +215,7 @@ def link_lower_bound(
     slack = max_slowdown * total  # the most extra time any plan has
     recomputed: list[tuple[int, float]] = []
     removable = np.zeros(n + 1, dtype=np.int64)
+    kept_to_end = _held_to_end(graph) if release_held else set[int]()
     for info in graph.values:
         if not _movable(graph, info):
             continue
@@ -226,13 +236,27 @@ def link_lower_bound(
                 for link in hardware.links.values()
             )
         gaps = [g for g in info.gaps() if g.ops >= 1]
+        if resident and info.buffer in kept_to_end and info.last_use < n - 1:
+            # held to the end (an argument): out after its last use once stored,
+            # never fetched
+            gaps.append(Gap(info.last_use, n, n - 1 - info.last_use, 0.0))
         # the kept ops of each gap, and those a whole transfer frees
-        within = [[j for j in range(g.after + 1, g.before) if j in kept] for g in gaps]
+        within = [
+            [j for j in range(g.after + 1, min(g.before, n)) if j in kept] for g in gaps
+        ]
         rows_of = [
             [
                 j
                 for j in rows
-                if _whole(graph, info, g.before, j, fetch * total, duration, slack)
+                if _whole(
+                    graph,
+                    info,
+                    g.before,
+                    j,
+                    fetch * total if g.before < n else 0.0,
+                    duration,
+                    slack,
+                )
             ]
             for g, rows in zip(gaps, within, strict=True)
         ]
@@ -240,15 +264,19 @@ def link_lower_bound(
         store: dict[int, int] = {}
         if resident and any(rows_of):
             last = max(g.before for g, r in zip(gaps, rows_of, strict=True) if r)
-            for t in cut.span(max(info.producer, 0), last):
+            for t in cut.span(max(info.producer, 0), min(last, n - 1)):
                 store[t] = traffic.add(lp, t, False, duration / total, size)
         for gap, all_rows, rows in zip(gaps, within, rows_of, strict=True):
             shares: list[int] = []
             if rows:
-                fetches = {
-                    t: traffic.add(lp, t, True, fetch, size)
-                    for t in cut.span(gap.after + 1, gap.before)
-                }
+                fetches = (
+                    {
+                        t: traffic.add(lp, t, True, fetch, size)
+                        for t in cut.span(gap.after + 1, gap.before)
+                    }
+                    if gap.before < n
+                    else None  # never fetched back
+                )
                 shares = _shares(lp, cut, rows, size, store, fetches, out)
             if again_too and all_rows:
                 # out over the whole gap, for at least its producer's time
@@ -291,6 +319,20 @@ def link_lower_bound(
     )
 
 
+def _held_to_end(graph: ProgramGraph) -> set[int]:
+    """
+    The buffers the program never frees (its arguments, those it returns):
+    live to the end in the timeline, after their last use too.
+    """
+    freed: set[int] = set()
+    for step in graph.schedule.steps:
+        if isinstance(step, Compute):
+            freed.update(step.frees)
+        elif isinstance(step, Free):
+            freed.add(step.buffer)
+    return set(range(len(graph.schedule.buffers))) - freed
+
+
 def _whole(
     graph: ProgramGraph,
     info: ValueInfo,
@@ -318,14 +360,14 @@ def _shares(
     rows: list[int],
     size: float,
     store: dict[int, int],
-    fetch: dict[int, int],
+    fetch: dict[int, int] | None,
     out: dict[int, list[tuple[int, float]]],
 ) -> list[int]:
     """
     The fraction of one gap out in each window holding one of its `rows`
     (each `size`: bytes / scale): out in window `t` needs as large a
-    fraction of the fetch in windows `t`.. and of the store in windows
-    ..`t`. Returns the fractions' columns.
+    fraction of the fetch in windows `t`.. (`None`: never fetched) and of
+    the store in windows ..`t`. Returns the fractions' columns.
     """
     shares: list[int] = []
     for t in sorted({int(cut.of[j]) for j in rows}):
@@ -334,9 +376,9 @@ def _shares(
         for j in rows:
             if cut.of[j] == t:
                 out[j].append((share, size))
-        lp.at_most(
-            [(share, 1.0), *[(c, -1.0) for w, c in fetch.items() if w >= t]], 0.0
-        )
+        if fetch is not None:
+            later = [(c, -1.0) for w, c in fetch.items() if w >= t]
+            lp.at_most([(share, 1.0), *later], 0.0)
         if store:
             earlier = [(c, -1.0) for w, c in store.items() if w <= t]
             lp.at_most([(share, 1.0), *earlier], 0.0)

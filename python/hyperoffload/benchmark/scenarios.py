@@ -26,6 +26,7 @@ from typing import Any
 
 from hyperoffload.analysis.bounds import memory_lower_bound
 from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.link_bound import link_lower_bound
 from hyperoffload.benchmark.peers import (
     OURS,
     RECOMPUTATION_PEERS,
@@ -151,8 +152,12 @@ class PeakAtSlowdown:
         none = baseline.none
         log = ctx.log
         search = PolicySearch(workload, baseline, self.limit, log, self.place_arguments)
+        # first: the bound fails fast where the rest takes long
+        link = link_lower_bound(search.graph, hardware, self.limit)
         log(
-            f"{name}: none peaks at {none.peak_hbm_bytes / 1e9:.2f} GB; ours: target search"
+            f"{name}: none peaks at {none.peak_hbm_bytes / 1e9:.2f} GB; LP bound at "
+            f"{self.limit:.0%}: {link.bytes / 1e9:.2f} GB ({link.status}, "
+            f"{link.seconds:.1f} s); ours: target search"
         )
         ours = search.ours()
         in_tier = [search.ours(place_arguments=False)] if self.place_arguments else []
@@ -174,7 +179,7 @@ class PeakAtSlowdown:
             ours,
         ]
         bound = memory_lower_bound(search.graph, hardware)
-        saving = none.peak_hbm_bytes - bound
+        saving = none.peak_hbm_bytes - link.bytes
         achieved = none.peak_hbm_bytes - (ours.result or none).peak_hbm_bytes
         stem = f"{self.name}-{name}"
         runs = [(b.policy, b.result) for b in bests if b.result is not None]
@@ -193,6 +198,14 @@ class PeakAtSlowdown:
             "command": workload.spec.command,
             "rows": [_row(b, none, tokens) for b in bests],
             "bound_peak_bytes": bound,
+            "lp_bound_bytes": link.bytes,
+            "lp_bound": {
+                "status": link.status,
+                "windows": link.windows,
+                "columns": link.columns,
+                "rows": link.rows,
+                "seconds": link.seconds,
+            },
             "bound_time_s": none.bound_time_s,
             "fraction_of_possible_saving": achieved / saving if saving > 0 else None,
             "points": [vars(p) for p in search.points],

@@ -7,11 +7,14 @@ interrupted leaves the folder's files as they were.
 
 ```python
 results = run_suite("quick", out=Path("bench-out"), work=Path("build/bench"), jobs=1)
+run_suite("default", Path("docs/benchmarks"), Path("build/bench"),
+          only=["gpt3-175b-layer-train"], merge=True)
 ```
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
@@ -75,14 +78,27 @@ def select(suite: str, only: list[str] | None = None) -> list[Scenario]:
 
 
 def run_suite(
-    suite: str, out: Path, work: Path, jobs: int = 2, only: list[str] | None = None
+    suite: str,
+    out: Path,
+    work: Path,
+    jobs: int = 2,
+    only: list[str] | None = None,
+    merge: bool = False,
 ) -> dict[str, Any]:
-    """Run the scenarios, write results.json, results.md and the plots to `out`."""
+    """
+    Run the scenarios, write results.json, results.md and the plots to `out`;
+    with `merge`, the scenarios run replace those of the same name in the
+    results.json already in `out` (the others kept, the run recorded in its
+    `merged` list) and results.md is written from the whole.
+    """
     scenarios = select(suite, only)
     out.mkdir(parents=True, exist_ok=True)
+    previous = _previous(out / "results.json", suite) if merge else None
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
     try:
         summary = _run_staged(suite, scenarios, work, staging, jobs)
+        if previous is not None:
+            summary = merge_results(previous, summary)
         outputs = Outputs()
         for drawn in sorted(staging.iterdir()):
             outputs.put(out / drawn.name, drawn.read_bytes())
@@ -92,6 +108,38 @@ def run_suite(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return summary
+
+
+def _previous(path: Path, suite: str) -> dict[str, Any] | None:
+    """The results a merge goes into (None: none yet); `BenchError` if another suite's."""
+    if not path.exists():
+        return None
+    previous = json.loads(path.read_text())
+    if previous.get("suite") != suite:
+        raise BenchError(
+            f"{path}: holds suite '{previous.get('suite')}', not '{suite}': "
+            "nothing merged"
+        )
+    return previous
+
+
+def merge_results(previous: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """
+    `previous` with the scenarios of `run` in place of those of the same
+    name (new ones appended); the run's names and time in `merged`.
+    """
+    fresh = {s["name"]: s for s in run["scenarios"]}
+    scenarios = [fresh.pop(s["name"], s) for s in previous["scenarios"]]
+    merged = [
+        *previous.get("merged", []),
+        {
+            "scenarios": [s["name"] for s in run["scenarios"]],
+            "jobs": run["jobs"],
+            "wall_s": run["wall_s"],
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        },
+    ]
+    return previous | {"scenarios": [*scenarios, *fresh.values()], "merged": merged}
 
 
 def _run_staged(

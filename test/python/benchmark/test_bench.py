@@ -120,6 +120,12 @@ def test_best_settings_are_within_the_limit(
             or any(p["setting"] == row["setting"] for p in tried)
         )
     assert ours["peak_hbm_bytes"] < none["peak_hbm_bytes"]
+    # the LP bound that counts the link: below every run within the limit
+    lp = preset["lp_bound_bytes"]
+    assert preset["lp_bound"]["status"] == "Optimal"
+    for row in rows.values():
+        if row["within"] and "peak_hbm_bytes" in row:
+            assert lp <= row["peak_hbm_bytes"], row["policy"]
     tried = [
         p
         for p in preset["points"]

@@ -1,9 +1,10 @@
 """
 A suite writes its plots and results together once every scenario has run:
 an interrupted run leaves the folder's files byte-identical and no staging
-folder behind.
+folder behind; a merge replaces the scenarios it runs and keeps the others.
 """
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from hyperoffload.benchmark import suite
 from hyperoffload.benchmark.suites import Scenario
+from hyperoffload.benchmark.workloads import BenchError
 
 
 def _drawing(
@@ -64,3 +66,29 @@ def test_an_interrupted_suite_leaves_the_folder(
     with pytest.raises(KeyboardInterrupt):
         suite.run_suite("quick", tmp_path, tmp_path / "work", jobs=1)
     assert {p.name: p.read_text() for p in tmp_path.iterdir()} == before
+
+
+def test_a_merge_replaces_the_scenarios_run_and_keeps_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(suite, "_run_one", _drawing)
+    monkeypatch.setattr(suite, "suite_markdown", _markdown)
+    first, second = (s.name for s in suite.select("quick")[:2])
+    kept = {"name": "kept", "kind": "failed", "error": "from before", "wall_s": 9.0}
+    old = {"name": first, "kind": "failed", "error": "old", "wall_s": 1.0}
+    earlier = {"suite": "quick", "jobs": 2, "wall_s": 60.0, "scenarios": [old, kept]}
+    (tmp_path / "results.json").write_text(json.dumps(earlier))
+    summary = suite.run_suite(
+        "quick", tmp_path, tmp_path / "work", jobs=1, only=[first, second], merge=True
+    )
+    assert [s["name"] for s in summary["scenarios"]] == [first, "kept", second]
+    assert summary["scenarios"][0]["error"] == "not run in this test"
+    assert summary["scenarios"][1] == kept
+    assert summary["wall_s"] == 60.0  # the whole run's, the merge's in `merged`
+    assert summary["merged"][0]["scenarios"] == [first, second]
+    assert json.loads((tmp_path / "results.json").read_text()) == summary
+    # another suite's results are not merged into
+    earlier["suite"] = "default"
+    (tmp_path / "results.json").write_text(json.dumps(earlier))
+    with pytest.raises(BenchError, match="holds suite 'default'"):
+        suite.run_suite("quick", tmp_path, tmp_path / "work", 1, [first], merge=True)
