@@ -35,7 +35,17 @@ exposed. Benefit: the bytes it can take off the peak (nothing for one that is
 resident at the peak anyway, e.g. used right after it) x its time out of HBM
 (the step's compute time less the windows from each fetch to the last use of
 its cluster), ties by bytes x its time before its first use (the latest
-first).
+first). An argument kept in HBM may also be parked over a gap between two
+of its uses, as an activation is: stored once the call starts (the caller
+holds no other copy), released after the use before the gap, fetched back
+before the use after it. A training step's weight parked between its
+forward and backward uses costs a store on the idle direction and one
+fetch, where the one left in its tier is fetched before its first use, at
+the start of the step, with nothing to hide behind.
+
+A plan that meets the target does without the candidates it does not need
+(`_pruned`): the most exposed first, each dropped where the peak still
+meets the target and the step is no slower.
 
 Every plan judged goes through the tier chooser
 (`hyperoffload.planning.tiers`): each copy's tier (`ValuePlan.tier`) is the
@@ -64,6 +74,7 @@ from typing import Literal
 
 from xdsl.dialects import tensor
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+from xdsl.ir import SSAValue
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import (
@@ -87,7 +98,7 @@ from hyperoffload.sim.compression import Compressed, transfer_time
 from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.sim.moves import Move, Recompute, apply_moves
 from hyperoffload.sim.schedule import Schedule
-from hyperoffload.sim.simulator import simulate
+from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 
@@ -179,6 +190,9 @@ def _kv_results(graph: ProgramGraph) -> list[bool]:
         kv.append(named == "kv" or (named is None and takes_kv))
     return kv
 
+
+PRUNE_TRIES = 24
+"""Candidates a plan that meets its target tries to do without (`_pruned`)."""
 
 _Ranked = tuple[float, float, ValuePlan]
 """A candidate with its benefit, then a tie-breaker (larger first)."""
@@ -333,7 +347,11 @@ class _Planner:
         releases = [r for p in plans for r in self.releases(p)]
         recomputes = self.recomputes(plans)
         schedule = apply_moves(
-            self.graph.schedule, moves, self.hw, releases, recomputes
+            _kept_in_hbm(self.graph.schedule, plans),
+            moves,
+            self.hw,
+            releases,
+            recomputes,
         )
         for plan in plans:  # an argument never read is never fetched
             if plan.initially_out and not plan.gaps and plan.info.buffer is not None:
@@ -356,9 +374,11 @@ class _Planner:
         return choose_tiers(plans, self.graph, self.hw, self.options.tiers, stay)
 
     def peak(self, plans: list[ValuePlan]) -> int:
-        return simulate(
-            self.schedule(plans), self.hw, None, record=False
-        ).peak_hbm_bytes
+        return self.simulated(plans).peak_hbm_bytes
+
+    def simulated(self, plans: list[ValuePlan]) -> SimResult:
+        """`plans` simulated (no capacity, nothing recorded)."""
+        return simulate(self.schedule(plans), self.hw, None, record=False)
 
     # rules
 
@@ -384,6 +404,9 @@ class _Planner:
         result_tiers = _result_tiers(self.graph)
         kv_results = _kv_results(self.graph)
         returned = self.graph.ops[-1].operands if self.graph.ops else ()
+        positions: dict[SSAValue, list[int]] = {}  # each returned value's places
+        for position, value in enumerate(returned):
+            positions.setdefault(value, []).append(position)
         for info in self.graph.values:
             if info.buffer is None or isinstance(info.value.type, RemoteType):
                 continue
@@ -395,9 +418,9 @@ class _Planner:
                 elif not self.placing():
                     plans.append(self._clusters(info))
                 continue
-            for position, value in enumerate(returned):
+            for position in positions.get(info.value, ()):
                 tier = result_tiers[position] if position < len(result_tiers) else None
-                if value is info.value and tier is not None and self.owns(info):
+                if tier is not None and self.owns(info):
                     kv = position < len(kv_results) and kv_results[position]
                     plans.append(
                         self._write_back(info, tier, self.compress_of(info, kv))
@@ -478,12 +501,15 @@ class _Planner:
         instead: list[_Ranked] = []  # recomputations instead of exposed transfers
         beyond: list[_Ranked] = []  # recomputations where the offload hides
         exposed: list[_Ranked] = []
+        # tagged arguments kept in HBM may be parked between their uses
+        placing = self.tagged_arguments() if self.placing() else []
+        placeable = {id(info) for info in placing}
         for info in self.graph.values:
             if (
                 info.buffer is None
                 or info.buffer in taken
                 or isinstance(info.value.type, RemoteType)
-                or info.tier != Tier.HBM
+                or (info.tier != Tier.HBM and id(info) not in placeable)
                 or info.bytes < max(options.min_bytes, 1)
                 or self.graph.schedule.buffers[info.buffer].kind
                 in ("constant", "prefetched")
@@ -499,12 +525,15 @@ class _Planner:
             round_trip = self.transfer_time(
                 link, info, False, compress
             ) + self.transfer_time(link, info, True, compress)
-            for gap in self.idle(info.gaps(), busy):
+            gaps = info.gaps()
+            if id(info) in placeable:  # kept in HBM, parked between its uses
+                gaps = [g for g in gaps if g.after >= 0]
+            for gap in self.idle(gaps, busy):
                 benefit = info.bytes * gap.time_s
                 offload = ValuePlan(info, [gap], stored=True, compress=compress)
                 hides = round_trip <= gap.time_s
                 (hidden if hides else exposed).append((benefit, benefit, offload))
-            if options.recompute == "none":
+            if options.recompute == "none" or id(info) in placeable:
                 continue
             for gap in self.idle(self.recipes.gaps(info), busy):
                 recipe = self.recipes.recipe(info, gap)
@@ -729,14 +758,60 @@ class _Planner:
                 {p.info.buffer for p in chosen if p.info.buffer is not None}
             )
             count, peak = self._smallest_prefix(chosen, candidates, peak)
-            chosen = self.tiered(chosen + self.merge(chosen, candidates[:count]))
+            taken = candidates[:count]
+            if peak <= self.options.target:
+                taken, peak = self._pruned(chosen, taken, peak)
+            chosen = self.tiered(chosen + self.merge(chosen, taken))
             plan.optional = count > 0
         plan.values, plan.peak_after = chosen, peak
         plan.met = peak <= self.options.target
         if self.placing():
-            remote = {p.info.value for p in chosen}
+            remote = {p.info.value for p in chosen if p.initially_out}
             plan.placed = [i for i in self.tagged_arguments() if i.value not in remote]
         return plan
+
+    def exposure(self, plan: ValuePlan) -> float:
+        """
+        Link time `plan`'s moves cannot hide in its gaps (on the default
+        tier's link; a recomputation: its kernels' time).
+        """
+        if plan.recompute:
+            return sum(r.time_s for r in plan.recipes)
+        link = self.hw.link(self.default_tier())
+        info, scheme = plan.info, plan.compress
+        fetch = self.transfer_time(link, info, True, scheme)
+        store = (
+            0.0 if plan.initially_out else self.transfer_time(link, info, False, scheme)
+        )
+        return sum(max(0.0, store + fetch - gap.time_s) for gap in plan.gaps)
+
+    def _pruned(
+        self, chosen: list[ValuePlan], taken: list[ValuePlan], peak: int
+    ) -> tuple[list[ValuePlan], int]:
+        """
+        `taken` less the candidates the target does not need, the most
+        exposed tried first (up to `PRUNE_TRIES`): a prefix of the ranking
+        that meets the target can overshoot it by a large candidate taken
+        last, and what it no longer needs only costs link time.
+        """
+        ranked = sorted(
+            (c for c in taken if self.exposure(c) > 0),
+            key=lambda c: -self.exposure(c),
+        )
+        if not ranked:
+            return taken, peak
+        makespan = self.simulated(
+            self.tiered(chosen + self.merge(chosen, taken))
+        ).makespan_s
+        for candidate in ranked[:PRUNE_TRIES]:
+            fewer = [c for c in taken if c is not candidate]
+            result = self.simulated(self.tiered(chosen + self.merge(chosen, fewer)))
+            if (
+                result.peak_hbm_bytes <= self.options.target
+                and result.makespan_s <= makespan
+            ):
+                taken, peak, makespan = fewer, result.peak_hbm_bytes, result.makespan_s
+        return taken, peak
 
     def _smallest_prefix(
         self, chosen: list[ValuePlan], candidates: list[ValuePlan], peak: int
@@ -762,6 +837,29 @@ class _Planner:
         return best
 
 
+def _kept_in_hbm(schedule: Schedule, plans: list[ValuePlan]) -> Schedule:
+    """
+    `schedule` with each tagged argument that `plans` park between uses (kept
+    in HBM by the caller, so no copy exists outside it) at home in HBM: its
+    store is priced, as the IR written (the argument tagged `hbm`) runs it.
+    """
+    parked = {
+        p.info.buffer
+        for p in plans
+        if p.info.producer < 0
+        and p.stored
+        and not p.initially_out
+        and p.info.buffer is not None
+        and schedule.buffers[p.info.buffer].home != Tier.HBM
+    }
+    if not parked:
+        return schedule
+    buffers = [
+        replace(b, home=Tier.HBM) if b.id in parked else b for b in schedule.buffers
+    ]
+    return replace(schedule, buffers=buffers)
+
+
 def _one_gap_per_chain(plan: ValuePlan) -> ValuePlan:
     """`plan` over its longest gap alone if it recomputes through a chain over several."""
     if len(plan.gaps) < 2 or all(len(r.steps) < 2 for r in plan.recipes):
@@ -779,6 +877,8 @@ def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
             if not plan.recompute:
                 continue  # an offload never replaces a recomputation
             del merged[key]  # a recomputation replaces the offload: one way per value
+        if key in merged and merged[key].initially_out and not plan.initially_out:
+            continue  # an argument left in its tier is not parked as well
         if plan.initially_out:  # an argument left in its tier: one plan, kept whole
             merged[key] = ValuePlan(
                 plan.info,

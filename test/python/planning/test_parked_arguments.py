@@ -1,0 +1,108 @@
+"""
+A tagged argument the plan keeps in HBM may still leave it between two of
+its uses (`place_arguments`): stored once the call starts, released after
+the use before the gap, fetched back before the use after it. Its store
+runs on the link's idle direction while the first uses compute, where the
+argument left in its tier must be fetched before its first use, with
+nothing to hide behind at the start of the step (a training step's weights
+between their forward and backward uses).
+
+Hardware: HBM 1 GB/s, 1 GFLOP/s, no launch overhead, a remote link of
+10 GB/s each way without latency. A tensor<1024xf32> is 4 KiB (`U`): an
+elementwise op with two operands takes 12.288 us, a transfer 0.4096 us.
+"""
+
+import pytest
+from xdsl.context import Context
+
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.planning.loop import LoopOptions, PlanningLoop
+from hyperoffload.planning.planner import PlanOptions
+from hyperoffload.sim.hardware import Hardware, Link
+from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.tiers import Tier
+
+U = 4096
+T = "tensor<1024xf32>"
+REMOTE = "{hyperoffload.tier = #hyperoffload.tier<remote>}"
+
+HARDWARE = Hardware(
+    name="round",
+    description="1 GB/s HBM, 1 GFLOP/s, a 10 GB/s remote link",
+    hbm_capacity=10**9,
+    hbm_bandwidth=1e9,
+    peak_flops={"f32": 1e9},
+    compute_efficiency=1.0,
+    memory_efficiency=1.0,
+    attention_efficiency=1.0,
+    op_overhead_s=0.0,
+    links={Tier.REMOTE: Link(Tier.REMOTE, 10**12, 1e10, 1e10, 0.0)},
+)
+
+# %w is read by op 0 and op 4. While each op runs (%x stays: the caller's):
+#   op 0 x w a      3U      op 2 x w a b c   5U (a, b freed after)
+#   op 1 x w a b    4U      op 3 x w c e     4U      op 4 x w e d  4U
+# The peak is 5U, at op 2, where %w is idle: 4U needs %w out over ops 1-2
+# (no other value has a gap), fetched before op 3 for op 4. Left in its
+# tier, %w is fetched before op 0 with nothing before it to hide behind;
+# kept in HBM and parked, its store overlaps op 0 and its fetch op 3.
+WEIGHT = f"""func.func @step(%x: {T}, %w: {T} {REMOTE}) -> {T} {{
+  %a = arith.mulf %x, %w : {T}
+  %b = arith.addf %a, %a : {T}
+  %c = arith.addf %a, %b : {T}
+  %e = arith.addf %c, %c : {T}
+  %d = arith.mulf %e, %w : {T}
+  func.return %d : {T}
+}}"""
+
+
+def loop_of(ctx: Context, text: str) -> PlanningLoop:
+    function = main_function(parse_mlir(ctx, text, "t.mlir"))
+    graph = ProgramGraph.build(function, CostModel(HARDWARE))
+    options = LoopOptions(PlanOptions(target=0, place_arguments=True))
+    return PlanningLoop(function, graph, HARDWARE, options)
+
+
+def test_a_weight_kept_in_hbm_is_parked_between_its_uses(ctx: Context):
+    loop = loop_of(ctx, WEIGHT)
+    reference = simulate(loop.graph.schedule, HARDWARE, None)
+    assert reference.peak_hbm_bytes == 5 * U
+    trial = loop.trial(4 * U)
+    (value,) = trial.plan.values
+    assert value.info.name == "%w"
+    assert value.stored
+    assert not value.initially_out
+    assert [(g.after, g.before) for g in value.gaps] == [(0, 4)]
+    assert [info.name for info in trial.plan.placed] == ["%w"]
+    assert trial.result.peak_hbm_bytes == 4 * U
+    # the store overlaps op 0, the fetch op 3: nothing exposed
+    assert trial.result.exposed_transfer_s == 0
+    assert trial.result.makespan_s == pytest.approx(reference.makespan_s)
+
+
+def test_the_parked_weight_is_written_as_priced(ctx: Context):
+    loop = loop_of(ctx, WEIGHT)
+    trial = loop.write(loop.trial(4 * U))
+    ops = list(loop.function.walk())
+    assert sum(isinstance(op, StoreOp) for op in ops) == 1
+    assert sum(isinstance(op, PrefetchOp) for op in ops) == 1
+    # the caller keeps %w in HBM: its tier becomes hbm
+    assert "#hyperoffload.tier<hbm>" in str(loop.function.arg_attrs)
+    written = loop.simulate_written()
+    assert written.peak_hbm_bytes == trial.result.peak_hbm_bytes
+    assert written.makespan_s == pytest.approx(trial.result.makespan_s, rel=0.01)
+
+
+def test_left_in_its_tier_the_weight_would_expose_its_first_fetch(ctx: Context):
+    # the plan the planner made before parking existed: %w in its tier,
+    # fetched before op 0 (exposed) and before op 3 for op 4
+    loop = loop_of(ctx, WEIGHT)
+    loop.options = LoopOptions(PlanOptions(target=0, place_arguments=False))
+    trial = loop.trial(4 * U)
+    (value,) = trial.plan.values
+    assert value.initially_out
+    assert trial.result.exposed_transfer_s == pytest.approx(U / 1e10)
