@@ -24,9 +24,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 from hyperoffload.benchmark.seeds_inference import TopkDecode
 from hyperoffload.benchmark.seeds_inference_markdown import (
+    ResultsError,
     claims_table,
     read_accuracy,
     replace_between,
@@ -41,8 +43,17 @@ SELECTIONS = ROOT / "bench" / "topk" / "selections.json"
 WORK = ROOT / "build" / "bench"
 
 
-def _read(path: Path) -> dict[str, object] | None:
-    return json.loads(path.read_text()) if path.exists() else None
+def _read(path: Path) -> dict[str, Any] | None:
+    """The JSON object in `path`, or None where there is no file."""
+    if not path.exists():
+        return None
+    try:
+        found = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ResultsError(f"{path}:{err.lineno}:{err.colno}: {err.msg}") from None
+    if not isinstance(found, dict):
+        raise ResultsError(f"{path}: not a JSON object")
+    return cast(dict[str, Any], found)
 
 
 def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) -> int:
@@ -67,14 +78,17 @@ def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) 
         from hyperoffload.benchmark.suite import run_suite
 
         run_suite("seeds-inference", results, WORK, options.jobs)
-    suite = _read(results / "results.json")
     document = options.output.read_text()
-    table = claims_table(
-        suite,
-        _read(results / "topk-decode.json"),
-        _read(results / "routed-moe.json"),
-        read_accuracy(document),
-    )
+    try:
+        table = claims_table(
+            _read(results / "results.json"),
+            _read(results / "topk-decode.json"),
+            _read(results / "routed-moe.json"),
+            read_accuracy(document),
+        )
+    except (ResultsError, KeyError, TypeError) as err:
+        print(f"bench/seed_inference.py: error: {results}: {err}", file=sys.stderr)
+        return 1
     if options.write_docs:
         outputs = Outputs({"--output": options.output})
         outputs.put(options.output, replace_between(document, table))

@@ -48,6 +48,20 @@ SEED_MOE = (
     "within 5% of all-resident (issue 30); MoE-Infinity 2-20x over offloading peers"
 )
 Json = dict[str, Any]
+MOE_ROW: dict[str, tuple[type, ...]] = {
+    "model": (str,),
+    "ours": (int, float),
+    "peer": (str,),
+    "peer_tokens_per_s": (int, float),
+    "all_resident": (int, float),
+}
+"""A row of `routed-moe.json`'s `rows` (tokens/s at half the routed experts'
+weights in HBM, zipf:1.0); a suite's results.json with `experts` scenarios
+is read too."""
+
+
+class ResultsError(ValueError):
+    """A results file that does not hold what its row needs."""
 
 
 def _gb(n: float) -> str:
@@ -373,7 +387,14 @@ def _moe_rows(moe: Json | None) -> list[str]:
                 "docs/benchmarks/seeds-inference/routed-moe.json is absent",
             )
         ]
-    rows = moe.get("rows") or _rows_from_suite(moe)
+    rows = moe["rows"] if "rows" in moe else _rows_from_suite(moe)
+    for i, row in enumerate(rows):
+        for key, kind in MOE_ROW.items():
+            if not isinstance(row.get(key), kind):
+                raise ResultsError(
+                    f"routed-moe.json: rows[{i}]: '{key}' must be a "
+                    f"{' or '.join(k.__name__ for k in kind)}"
+                )
     if not rows:
         return [
             _missing(claim, SEED_MOE, "routed-moe.json holds no row at 50%, zipf:1.0")

@@ -20,6 +20,7 @@ from hyperoffload.benchmark.seeds_inference_markdown import (
     ACCURACY_END,
     BEGIN,
     END,
+    ResultsError,
     claims_table,
     read_accuracy,
     replace_between,
@@ -287,3 +288,19 @@ def test_the_suite_and_the_export() -> None:
         {"length": 2, "ours": {"fits": False}},
     ]
     assert longest_fitting(entries, "ours") == 1
+
+
+def test_a_routed_row_without_its_figures_is_an_error() -> None:
+    bad = {"rows": [{"model": "Mixtral-8x7B", "ours": 20.0, "peer": "lru"}]}
+    with pytest.raises(ResultsError, match=r"rows\[0\]: 'peer_tokens_per_s'"):
+        claims_table(None, None, bad, {})
+
+
+def test_the_script_reports_a_bad_results_file(tmp_path: Path) -> None:
+    from seed_inference import main
+
+    (tmp_path / "topk-decode.json").write_text("{not json")
+    document = tmp_path / "benchmarks.md"
+    document.write_text(f"{BEGIN}\n{END}\n")
+    assert main(["--results", str(tmp_path), "-o", str(document)], log=print) == 1
+    assert main(["--results", str(tmp_path / "none"), "-o", str(document)]) == 0
