@@ -216,6 +216,8 @@ def test_the_rows_come_from_the_results() -> None:
     assert "HBM only: 2,048" in llama
     assert "`runtime-prefetch`: 131,072" in llama
     assert "**ours: 131,072, 749 tokens/s, 95% saved**" in llama  # 1 - 22.5/450
+    assert "+2.9% tokens/s against `runtime-prefetch`" in llama  # 180 s / 175 s
+    assert "(753 tokens/s, unlimited HBM)" in llama  # `none` at 131,072: 174 s
     assert "`runtime-prefetch` 125.000 s" in prefill  # the faster runtime
     assert "(-3.2%" in prefill  # 121 s against 125 s
     assert "not reached" in prefill
