@@ -137,6 +137,7 @@ class PlanningLoop:
             offload_only = replace(options, recompute="none")
             trial = _better(trial, self._in_addresses(self._heuristic, offload_only))
         trial = self._one_tier(trial, options)
+        trial = self._unparked(trial, options)
         if options.solver == "milp":  # started from the heuristic, never worse
             exact = partial(self._exact, start=trial.plan)
             trial = _better(self._in_addresses(exact, options), trial)
@@ -161,6 +162,23 @@ class PlanningLoop:
             return trial
         one = replace(options, tiers=(tier,))
         return _better(trial, self._in_addresses(self._heuristic, one))
+
+    def _unparked(self, trial: Trial, options: PlanOptions) -> Trial:
+        """
+        Where `trial` places arguments and misses its target or exposes
+        transfer time, the better of it and the plan that parks none of the
+        arguments it keeps in HBM: parking candidates change which prefix of
+        the ranking meets a target, and near the lowest targets the plan
+        without them has been seen to reach further.
+        """
+        if (
+            not options.place_arguments
+            or not options.park_arguments
+            or (trial.fits(trial.target) and trial.result.exposed_transfer_s <= 0)
+        ):
+            return trial
+        unparked = replace(options, park_arguments=False)
+        return _better(trial, self._in_addresses(self._heuristic, unparked))
 
     def _in_addresses(
         self, plan: Callable[[PlanOptions], Trial], options: PlanOptions

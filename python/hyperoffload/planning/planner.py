@@ -143,6 +143,8 @@ class PlanOptions:
     """Compute steps beyond which the MILP refuses a function (`PlanError`)."""
     compress_kv: str | None = None
     """Compress every move of a KV value with this scheme (`int8`); None: none."""
+    park_arguments: bool = True
+    """With `place_arguments`, a tagged argument kept in HBM may be parked between its uses."""
     tiers: tuple[Tier, ...] = OFFLOAD_TIERS
     """
     Where stored values (and the caller's data its own tier has no room for)
@@ -502,7 +504,8 @@ class _Planner:
         beyond: list[_Ranked] = []  # recomputations where the offload hides
         exposed: list[_Ranked] = []
         # tagged arguments kept in HBM may be parked between their uses
-        placing = self.tagged_arguments() if self.placing() else []
+        parking = self.placing() and options.park_arguments
+        placing = self.tagged_arguments() if parking else []
         placeable = {id(info) for info in placing}
         for info in self.graph.values:
             if (

@@ -106,3 +106,16 @@ def test_left_in_its_tier_the_weight_would_expose_its_first_fetch(ctx: Context):
     (value,) = trial.plan.values
     assert value.initially_out
     assert trial.result.exposed_transfer_s == pytest.approx(U / 1e10)
+
+
+def test_park_arguments_false_leaves_the_weight_in_its_tier(ctx: Context):
+    # the plan the loop weighs against a parking plan that misses its target
+    # or exposes time (`PlanningLoop._unparked`)
+    loop = loop_of(ctx, WEIGHT)
+    options = PlanOptions(target=0, place_arguments=True, park_arguments=False)
+    loop.options = LoopOptions(options)
+    trial = loop.trial(4 * U)
+    (value,) = trial.plan.values
+    assert value.initially_out
+    assert trial.plan.placed == []
+    assert trial.result.peak_hbm_bytes == 4 * U
