@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hyperoffload.analysis.moe_step import moe_step
+from hyperoffload.analysis.moe_step import RoutedKernels, routed_kernels
 from hyperoffload.benchmark.plots import write_budget_throughput_plot
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.workloads import Export, preset_workloads
@@ -62,8 +62,10 @@ class ExpertGeneration:
         for hardware, workload in preset_workloads(
             self.export, self.presets, None, ctx.work, ctx.log
         ):
-            step = moe_step(workload.module, hardware)
-            presets.append(self._preset(step, hardware, ctx))
+            step, kernels = routed_kernels(workload.module, hardware)
+            presets.append(
+                self._preset(step, hardware, ctx) | _token(step, kernels, hardware)
+            )
         assert workload is not None
         return {
             "name": self.name,
@@ -155,6 +157,25 @@ class ExpertGeneration:
             "routings": routings,
             "plots": plots,
         }
+
+
+def _token(step: MoEStep, kernels: RoutedKernels, hardware: Hardware) -> dict[str, Any]:
+    """
+    One token with every chosen expert held (experts chosen alike): its
+    time and launches, grouped and one per expert, and its floors.
+    """
+    share = step.top_k / step.experts
+    return {
+        "token_s": step.compute_per_token_s(
+            [[share] * step.experts] * len(step.layers)
+        ),
+        "launches": kernels.grouped,
+        "per_expert_token_s": kernels.per_expert_s,
+        "per_expert_launches": kernels.per_expert,
+        "read_bytes": kernels.read_bytes,
+        "bandwidth_floor_s": kernels.read_bytes / hardware.hbm_bandwidth,
+        "launch_floor_s": kernels.grouped * hardware.op_overhead_s,
+    }
 
 
 REPOSITORY = Path(__file__).resolve().parents[3]

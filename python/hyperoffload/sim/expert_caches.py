@@ -448,14 +448,15 @@ def _run_layer(
 
     issue()
     if not waiting:
-        ahead = _next_router(b, hits + misses, token, layer)
+        ahead = _next_router(b, hits + misses, len(hits), token, layer)
         if ahead is not None:
             policy.background(*ahead, protected)
-    for key in hits + misses:
+    for n, key in enumerate(hits + misses):
         if key not in b.held:
             raise ExpertError(f"{loc}: no room to fetch expert {key[1]}")
         b.wait(key)
-        b.compute(f"expert {key[1]}", loc, spec.expert_s[key[1]], [b.device[key]])
+        time_s = spec.expert_s[key[1]] + _launch_s(spec.launch_s, n, len(hits))
+        b.compute(f"expert {key[1]}", loc, time_s, [b.device[key]])
         protected.discard(key)
         policy.used(key)
         issue()
@@ -465,22 +466,34 @@ def _run_layer(
 
 
 def _next_router(
-    b: TokenSchedule, keys: list[Key], token: int, layer: int
+    b: TokenSchedule, keys: list[Key], hits: int, token: int, layer: int
 ) -> tuple[int, int, float] | None:
     """
     The next MoE layer (token, layer) and when its router ends on the
-    estimated timeline, this layer's fetches queued; None after the last.
+    estimated timeline, this layer's fetches queued (`keys`: its `hits`
+    held experts, then the fetched ones); None after the last.
     """
     layers = b.step.layers
+    spec = layers[layer]
     at = b.now
-    for key in keys:  # held first, then fetched: the compute order
-        at = max(at, b.ready_at(key)) + layers[layer].expert_s[key[1]]
+    for n, key in enumerate(keys):  # held first, then fetched: the compute order
+        at = max(at, b.ready_at(key)) + spec.expert_s[key[1]]
+        at += _launch_s(spec.launch_s, n, hits)
     at += layers[layer].post_s
     if layer + 1 < len(layers):
         return token, layer + 1, at + layers[layer + 1].pre_s
     if token + 1 >= b.tokens:
         return None
     return token + 1, 0, at + b.step.other_s + layers[0].pre_s
+
+
+def _launch_s(launch_s: float, n: int, hits: int) -> float:
+    """
+    The launch overhead the `n`-th computed expert of a layer pays: the
+    `hits` experts held at the router run as one grouped launch (the first
+    pays it), each fetched one in its own launch once its weights land.
+    """
+    return launch_s if n == 0 or n >= hits else 0.0
 
 
 def run_tokens(

@@ -7,8 +7,10 @@ than all of them. One schedule covers all the tokens; the simulator
 
 Each token runs `other_s` (dense layers, embedding, head), then each MoE
 layer: its pre-router compute (attention, norms, the router), the chosen
-experts' computes, each waiting for its weights if they are being fetched,
-then its post compute (shared experts, the combine). Every expert has a copy
+experts' computes (their shares of the grouped expert kernels: those held
+at the router in one grouped launch, each fetched one in its own launch
+once its weights land), then its post compute (shared experts, the
+combine). Every expert has a copy
 in the offload tier (`remote` where present); a fetch is a transfer on that
 link (serial, first come first served), allocates its expert's HBM when it
 is issued and holds it until evicted (freed). A free of a fetch not yet

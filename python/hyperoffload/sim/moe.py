@@ -40,7 +40,16 @@ class MoELayer:
     expert_bytes: tuple[int, ...]
     """Each routed expert's weight bytes."""
     expert_s: tuple[float, ...]
-    """Each routed expert's compute time for one token."""
+    """
+    Each routed expert's share of the layer's grouped expert kernels for one
+    token: its kernels' roofline time, without launch overhead.
+    """
+    launch_s: float = 0.0
+    """
+    Launch overhead of one grouped launch of the layer's expert kernels (one
+    per kernel of an expert: gate, up, down, ...), paid by the held experts
+    together and again by each expert run when its fetch lands.
+    """
 
 
 @dataclass(frozen=True)
@@ -76,10 +85,14 @@ class MoEStep:
         return sum(sum(layer.expert_bytes) for layer in self.layers)
 
     def compute_per_token_s(self, frequencies: Sequence[Sequence[float]]) -> float:
-        """The expected compute time of a token when experts are chosen with `frequencies`."""
+        """
+        The expected compute time of a token when experts are chosen with
+        `frequencies`, every chosen expert held (one grouped launch a layer).
+        """
         return self.other_s + sum(
             layer.pre_s
             + layer.post_s
+            + layer.launch_s
             + sum(p * t for p, t in zip(chosen, layer.expert_s, strict=True))
             for layer, chosen in zip(self.layers, frequencies, strict=True)
         )
@@ -94,10 +107,11 @@ class MoEStep:
         pre_s: float = 0.0,
         post_s: float = 0.0,
         other_s: float = 0.0,
+        launch_s: float = 0.0,
     ) -> MoEStep:
         """A step whose layers are alike and whose experts are alike."""
         layer = MoELayer(
-            pre_s, post_s, (expert_bytes,) * experts, (expert_s,) * experts
+            pre_s, post_s, (expert_bytes,) * experts, (expert_s,) * experts, launch_s
         )
         return MoEStep((layer,) * layers, top_k, other_s)
 
@@ -111,9 +125,12 @@ class MoEStep:
         by `roofline_s`. An approximation: norms, activations, residuals and
         the combine are taken as fused into their neighbours; a layer's
         attention is its QKV projection, the attention over the cache and
-        the output projection; the router is one GEMV; each expert (SwiGLU)
-        is a gate-and-up GEMV and a down GEMV; shared experts run after the
-        routed ones; the dense layers and the LM head form `other_s`.
+        the output projection; the router is one GEMV; the routed experts
+        (SwiGLU) run as two grouped GEMVs, gate-and-up and down (as
+        grouped-GEMM MoE kernels do): each expert's share is its GEMVs'
+        roofline time without launch, `launch_s` two launches; shared
+        experts run after the routed ones; the dense layers and the LM head
+        form `other_s`.
 
         ```python
         MoEStep.from_config(CONFIGS["deepseek-v3"], load_hardware("ascend-910c"), 4096)
@@ -147,13 +164,15 @@ class MoEStep:
             + gemv(heads, hidden)
         )
         expert_bytes, expert_s = ffn(cfg.expert_ffn)
-        shared_s = cfg.n_shared_experts * ffn(cfg.expert_ffn)[1]
+        launch_s = 2 * hardware.op_overhead_s  # gate-and-up, down
+        shared_s = cfg.n_shared_experts * expert_s
         moe_layers = cfg.n_layers - cfg.n_dense_layers
         layer = MoELayer(
             attention + gemv(hidden, cfg.n_experts),
             shared_s,
             (expert_bytes,) * cfg.n_experts,
-            (expert_s,) * cfg.n_experts,
+            (expert_s - launch_s,) * cfg.n_experts,
+            launch_s,
         )
         other = cfg.n_dense_layers * (attention + ffn(cfg.ffn_hidden)[1]) + gemv(
             hidden, cfg.vocab_size
@@ -231,5 +250,5 @@ def _check_layer(layer: MoELayer, index: int, experts: int, top_k: int) -> None:
         raise ExpertError(f"{where}: top_k {top_k} must be in [1, {experts}]")
     if any(b <= 0 for b in layer.expert_bytes):
         raise ExpertError(f"{where}: every expert needs a positive size")
-    if min(layer.pre_s, layer.post_s, *layer.expert_s) < 0:
+    if min(layer.pre_s, layer.post_s, layer.launch_s, *layer.expert_s) < 0:
         raise ExpertError(f"{where}: compute times cannot be negative")

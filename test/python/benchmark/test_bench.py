@@ -42,6 +42,12 @@ def test_routed_experts(quick: tuple[dict[str, Any], Path]) -> None:
     """Each policy at each budget; all-resident is the throughput to keep."""
     scenario = _scenario(quick[0], "tiny-moe-routed-decode")
     (preset,) = scenario["presets"]
+    # grouped expert kernels: fewer launches and less time than one per
+    # expert, never below the bytes a token reads nor its launches
+    assert preset["launches"] < preset["per_expert_launches"]
+    assert preset["token_s"] < preset["per_expert_token_s"]
+    assert preset["token_s"] >= preset["bandwidth_floor_s"]
+    assert preset["token_s"] >= preset["launch_floor_s"] * (1 - 1e-12)
     for routing in preset["routings"]:
         runs = routing["runs"]
         assert {r["policy"] for r in runs} == {

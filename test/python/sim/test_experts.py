@@ -225,6 +225,21 @@ def test_all_resident_is_the_reference() -> None:
     assert result.tokens_per_s == pytest.approx(1 / per_token)
 
 
+def test_grouped_launches() -> None:
+    """
+    Top-2 of 8, 3 layers, 50 us of launch per grouped launch: the held
+    experts of a layer run in one launch, each fetched one in its own.
+    """
+    step = MoEStep.uniform(
+        3, 8, 2, expert_bytes=MB, expert_s=1e-5, pre_s=1e-4, launch_s=5e-5
+    )
+    zipf = parse_routing("zipf:1.0")
+    resident = simulate_experts(step, zipf, 5, ALL_RESIDENT, HARDWARE, None)
+    assert resident.measured_compute_s == pytest.approx(5 * 3 * (1e-4 + 5e-5 + 2e-5))
+    fetched = simulate_experts(step, zipf, 5, ON_DEMAND, HARDWARE, 3 * MB)
+    assert fetched.measured_compute_s == pytest.approx(5 * 3 * (1e-4 + 2 * 6e-5))
+
+
 def test_on_demand_moves_every_routed_expert() -> None:
     step = MoEStep.uniform(3, 8, 2, expert_bytes=MB, expert_s=1e-5, pre_s=1e-4)
     result = simulate_experts(
@@ -329,7 +344,8 @@ def test_from_config_prices_each_kernel() -> None:
     """
     tiny-moe (hidden 64, expert FFN 32, bf16): an expert is a 64x64
     gate-and-up GEMV (8192 B) and a 32x64 down GEMV (4096 B), each
-    bandwidth-bound at 1.6 TB/s x 0.8, plus 10 us of launch.
+    bandwidth-bound at 1.6 TB/s x 0.8; the routed experts run as two
+    grouped GEMVs, 10 us of launch each; a shared expert launches its own.
     """
     cfg = CONFIGS["tiny-moe"]
     step = MoEStep.from_config(cfg, HARDWARE, kv_len=16)
@@ -338,11 +354,13 @@ def test_from_config_prices_each_kernel() -> None:
     layer = step.layers[0]
     assert layer.expert_bytes[0] == 3 * 64 * 32 * 2
     bandwidth = 1.6e12 * 0.8
-    assert layer.expert_s[0] == pytest.approx(2 * 10e-6 + (8192 + 4096) / bandwidth)
+    assert layer.expert_s[0] == pytest.approx((8192 + 4096) / bandwidth)
+    assert layer.launch_s == pytest.approx(2 * 10e-6)
     assert roofline_s(HARDWARE, 2.0 * 4096, 8192, "bf16") == pytest.approx(
         10e-6 + 8192 / bandwidth
     )
-    assert layer.post_s == pytest.approx(layer.expert_s[0])  # one shared expert
+    # one shared expert
+    assert layer.post_s == pytest.approx(layer.expert_s[0] + layer.launch_s)
     with pytest.raises(ExpertError, match="no routed experts"):
         MoEStep.from_config(CONFIGS["tiny-llama"], HARDWARE, kv_len=16)
 
