@@ -67,8 +67,9 @@ transfers all along: every plan of the model's form within the slowdown,
 as the simulator runs it, is a solution of it (transfers fluid, any order,
 the latency inside each transfer's time), so its bound is a lower bound on
 the peak of every such plan. With a slowdown the LP bound that counts the
-link (`hyperoffload.analysis.link_bound`), valid for every plan within it,
-is taken where higher. A plan is `proven` optimal where its simulated
+link (`hyperoffload.analysis.link_bound`), valid for every plan within it
+that keeps its arguments in HBM after their last use (as plans of both
+models do), is taken where higher. A plan is `proven` optimal where its simulated
 `max(peak, target)` meets that bound.
 
 Objective, in two solves: first the least `max(P, target)` (with a target of
@@ -384,7 +385,8 @@ def plan_milp(
     objective = max(kept.plan.peak_after, builder.floor_bytes())  # max(peak, target)
     bound = relaxed.bytes_of(bounded.bound, up=True) if bounded.values else 0
     if milp.max_slowdown is not None:  # the LP bound holds for every plan too
-        link = link_lower_bound(graph, hardware, milp.max_slowdown)
+        # of the model's form: an untagged argument stays after its last use
+        link = link_lower_bound(graph, hardware, milp.max_slowdown, release_held=False)
         bound = max(bound, link.bytes, builder.floor_bytes())
     proven = kept.within and objective == bound
     if proven:

@@ -31,7 +31,12 @@ from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.milp import MilpOptions, plan_milp
 from hyperoffload.planning.placement import MoveOptions
-from hyperoffload.planning.planner import PlanError, PlanOptions, plan_schedule
+from hyperoffload.planning.planner import (
+    PlanError,
+    PlanOptions,
+    plan_offload,
+    plan_schedule,
+)
 from hyperoffload.planning.search import smallest_target
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.simulator import simulate
@@ -180,14 +185,20 @@ def test_the_pipeline_finds_the_optimum_within_the_slowdown(ctx: Context):
 
 
 def test_the_time_limit_stops_the_solver_and_the_gap_is_reported(ctx: Context):
-    # a random DAG of 120 ops: HiGHS is far from closing its gap in 2 s
+    # a random DAG of 120 ops: HiGHS is far from closing its gap in 2 s;
+    # started from the heuristic's plan at the unplanned peak, so that a
+    # plan is at hand however loaded the machine
     hardware = load_hardware("ascend-910c")
     graph = graph_of(ctx, random_dag(2, 120, 120), hardware)
+    options = PlanOptions(0, tiers=(Tier.REMOTE,))
     result = plan_milp(
         graph,
         hardware,
-        PlanOptions(0, tiers=(Tier.REMOTE,)),
+        options,
         MilpOptions(time_limit_s=2.0, max_slowdown=0.05, repair_rounds=0),
+        start_plan=plan_offload(
+            graph, hardware, replace(options, target=max(graph.timeline))
+        ),
     )
     assert result.status == "time limit"
     assert not result.proven
