@@ -1,0 +1,108 @@
+"""
+`bench/routed_moe.py` rendered from small results: the rows of
+`routed-moe.json` (ours, the best peer, all-resident, within 5% or not)
+come from the suite's runs at half the experts' weights with zipf:1.0, the
+seeds' inference table reads them, and the docs' table and row are written
+where the markers are. The runs themselves are long (docs/benchmarks.md).
+"""
+
+from typing import Any
+
+import pytest
+from routed_moe import (
+    BEGIN,
+    END,
+    ROW,
+    SCENARIOS,
+    replace_marked,
+    replace_row,
+    results_row,
+    section,
+    seeds_json,
+)
+
+from hyperoffload.benchmark.seeds_inference_markdown import claims_table
+
+
+def _routing(spec: str, ours: float, lru: float, infinity: float) -> dict[str, Any]:
+    runs: list[dict[str, Any]] = []
+    for budget, scale in ((0.5, 1.0), (1.0, 1.25)):
+        for policy, tokens in (
+            ("ours", ours),
+            ("all-resident", 40.0 / scale),
+            ("on-demand", 10.0),
+            ("lru", lru),
+            ("moe-infinity", infinity),
+        ):
+            runs.append(
+                {"policy": policy, "budget": budget, "tokens_per_s": tokens * scale}
+            )
+    return {"routing": spec, "runs": runs}
+
+
+def _scenario(name: str, title: str, ours: float) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kind": "experts",
+        "title": f"{title} decode, 2 MoE layers",
+        "limit": 0.05,
+        "presets": [
+            {
+                "hardware": "ascend-910c",
+                "token_s": 0.025,
+                "launches": 146,
+                "per_expert_token_s": 0.027,
+                "per_expert_launches": 2240,
+                "read_bytes": 5 * 10**9,
+                "bandwidth_floor_s": 0.003125,
+                "launch_floor_s": 0.00146,
+                "routings": [
+                    _routing("uniform", 20.0, 21.0, 19.0),
+                    _routing("zipf:1.0", ours, 30.0, 33.0),
+                ],
+            }
+        ],
+    }
+
+
+RESULTS = {
+    "scenarios": [
+        _scenario(SCENARIOS[0], "DeepSeek-V3", 39.0),
+        _scenario(SCENARIOS[1], "Mixtral-8x7B", 35.0),
+    ]
+}
+
+
+def test_seed_rows() -> None:
+    seeds = seeds_json(RESULTS)
+    deepseek, mixtral = seeds["rows"]
+    assert (deepseek["model"], deepseek["ours"], deepseek["all_resident"]) == (
+        "DeepSeek-V3",
+        39.0,
+        40.0,
+    )
+    assert (deepseek["peer"], deepseek["peer_tokens_per_s"]) == ("moe-infinity", 33.0)
+    assert deepseek["within_5pct"]  # 39 >= 0.95 x 40
+    assert not mixtral["within_5pct"]  # 35 < 38
+    table = claims_table(None, None, seeds, {})
+    assert "**39.00** tokens/s" in table
+    assert "`moe-infinity` 33.00" in table
+
+
+def test_docs_text() -> None:
+    text = section(RESULTS)
+    assert (
+        "| DeepSeek-V3, zipf:1.0 | 40.0 | **39.00** / **48.75** | 30.00 / 37.50 |"
+        in text
+    )
+    assert "146 launches" in text
+    assert "2,240 launches" in text
+    assert "Within 5% of all-resident at 50%, zipf:1.0: DeepSeek-V3 (-2.5%)." in text
+    document = f"a\n{BEGIN}\nold\n{END}\n{ROW} old |\nb\n"
+    written = replace_row(replace_marked(document, text), results_row(RESULTS))
+    assert "old" not in written
+    assert written.count(ROW) == 1
+    with pytest.raises(SystemExit, match="one line starting"):
+        replace_row("no row", results_row(RESULTS))
+    with pytest.raises(SystemExit, match="not in the results"):
+        seeds_json({"scenarios": RESULTS["scenarios"][:1]})
