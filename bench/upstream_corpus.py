@@ -1,15 +1,19 @@
 """
-Upstream MLIR's own linalg and tensor tests as a differential test of
-`hyperoffload-opt` against `mlir-opt`.
+Upstream MLIR's own tests (its `invalid.mlir` of the dialects we read, and
+linalg and tensor tests) as a differential test of `hyperoffload-opt`
+against `mlir-opt`.
 
     .venv/bin/python bench/upstream_corpus.py [--corpus test/upstream-corpus] [--json out.json]
+    .venv/bin/python bench/upstream_corpus.py --write-docs  # docs/fuzzing.md, docs/benchmarks.md
 
 Each vendored test file (`test/upstream-corpus`, from llvm/llvm-project;
 see its README) is split on `// -----` as `--split-input-file` splits it,
 and each chunk goes
 
-1. through upstream `mlir-opt` (parse and verify, generic print): does
-   upstream accept it?
+1. through upstream `mlir-opt` (parse and verify; the whole file at once,
+   `--split-input-file`, with the flags of its `RUN:` line; where
+   `mlir-opt` aborts, an assertion of its build, the chunk that aborts is
+   found and the rest of the file run again): does upstream accept it?
 2. through `hyperoffload-opt` (in this process, `main([...])`): parse;
    `hyperoffload-pipeline{hbm-capacity=1MB}`; that pipeline and
    `convert-hyperoffload-to-linalg` with the generic print piped back into
@@ -29,6 +33,13 @@ it has in the vendored file. A chunk is
 - `disagree`: anything else (we accept what upstream rejects, we reject
   what upstream accepts without saying it is unsupported, a diagnostic
   with no location, a lowered program upstream rejects).
+
+A chunk is held to what upstream MLIR does with it. Where that is not what
+the file says, the chunk is `marked` and counted (the versions differ, see
+the README): it carries an `expected-error` that the `mlir-opt` we ship
+does not report (it accepts the chunk), or `mlir-opt` aborts on it (it is
+then held as a rejection: we must reject it with a located error), or it
+carries none and `mlir-opt` rejects it (a dialect or pass its build lacks).
 
 The whole file then goes through `hyperoffload-opt --split-input-file`
 once: every chunk must be reported (its output, or a located error within
@@ -51,12 +62,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hyperoffload.ir.upstream import mlir_tools_dir
-from hyperoffload.support.outputs import Outputs
+from hyperoffload.support.outputs import Outputs, write_output
 from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.tools.hyperoffload_opt import main as hyperoffload_opt
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "test" / "upstream-corpus"
+DOCS = {
+    "fuzzing": ROOT / "docs" / "fuzzing.md",
+    "benchmarks": ROOT / "docs" / "benchmarks.md",
+}
+"""The pages `--write-docs` writes: the summary, and the table by file."""
+BEGIN = "<!-- bench/upstream_corpus.py: begin -->"
+END = "<!-- bench/upstream_corpus.py: end -->"
 CAPACITY = "1MB"
 ROOMY = "1TB"
 """A target a program larger than `CAPACITY` is planned at instead."""
@@ -66,6 +84,14 @@ LOCATED = re.compile(
     r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): error: (?P<what>.*)$"
 )
 OUTCOMES = ("agree-accept", "agree-reject", "unsupported", "disagree")
+RUN_FLAGS = ("-allow-unregistered-dialect",)
+"""Flags of a file's `RUN:` line that `mlir-opt` is given too."""
+ABORTED = ("PLEASE submit a bug report", "Stack dump")
+STDIN_ERROR = re.compile(
+    r'^<stdin>:(\d+):\d+: error: (?!expected error ")(.*)$', re.MULTILINE
+)
+"""An error of `mlir-opt` on its input (not its remark on an `expected-error`
+it did not see)."""
 
 
 @dataclass
@@ -81,6 +107,35 @@ class Chunk:
     @property
     def where(self) -> str:
         return f"{self.path}:{self.first_line}"
+
+    @property
+    def expects_error(self) -> bool:
+        """The file says upstream rejects it (an `expected-error` line)."""
+        return "expected-error" in self.text
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """What upstream `mlir-opt` does with a chunk."""
+
+    verdict: str
+    """`accept`, `reject` or `abort` (an assertion of its build)."""
+    message: str = ""
+    """Its first error (or what the abort printed first)."""
+
+    @property
+    def accepts(self) -> bool:
+        return self.verdict == "accept"
+
+    def marked(self, chunk: Chunk) -> str:
+        """Why upstream does not do what the file says with `chunk` ("" if it does)."""
+        if self.verdict == "abort":
+            return "mlir-opt aborts on it"
+        if chunk.expects_error and self.accepts:
+            return "mlir-opt accepts it (the file expects an error)"
+        if not chunk.expects_error and not self.accepts:
+            return "mlir-opt rejects it (the file expects none)"
+        return ""
 
 
 @dataclass
@@ -101,6 +156,8 @@ class Verdict:
     message: str = ""
     reported: bool = True
     """Reported by the `--split-input-file` run of the whole file."""
+    marked: str = ""
+    """Why upstream does not do what the file says with the chunk (`Upstream.marked`)."""
 
 
 @dataclass
@@ -108,6 +165,7 @@ class FileSummary:
     path: str
     counts: Counter[str] = field(default_factory=Counter[str])
     unreported: int = 0
+    marked: int = 0
 
 
 def split_chunks(path: Path, corpus: Path) -> list[Chunk]:
@@ -125,6 +183,89 @@ def split_chunks(path: Path, corpus: Path) -> list[Chunk]:
             line = last + text[marker.start() : marker.end()].count("\n")
             start = marker.end()
     return chunks
+
+
+def run_flags(text: str) -> list[str]:
+    """The flags of `RUN_FLAGS` that the file's first `RUN:` line gives `mlir-opt`."""
+    for line in text.splitlines():
+        if "RUN:" in line:
+            return [flag for flag in RUN_FLAGS if flag in line.replace("--", "-")]
+    return []
+
+
+def _keeping(chunks: Sequence[Chunk], first: int, last: int | None) -> str:
+    """
+    The file again, the chunks but those from `first` to `last` (or the end)
+    emptied, their lines kept.
+    """
+    end = len(chunks) - 1 if last is None else last
+    bodies = [
+        chunk.text if first <= i <= end else "\n" * chunk.text.count("\n")
+        for i, chunk in enumerate(chunks)
+    ]
+    return "// -----\n".join(bodies)
+
+
+def _mlir_opt_split(text: str, flags: Sequence[str]) -> tuple[bool, dict[int, str]]:
+    """
+    `mlir-opt --split-input-file` on `text`: whether it aborted, and its
+    first error on each line that has one.
+    """
+    done = subprocess.run(
+        [str(mlir_tools_dir() / "mlir-opt"), "--split-input-file", *flags, "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    errors: dict[int, str] = {}
+    for match in STDIN_ERROR.finditer(done.stderr):
+        errors.setdefault(int(match[1]), match[0].removeprefix("<stdin>"))
+    aborted = done.returncode < 0 or any(said in done.stderr for said in ABORTED)
+    return aborted, errors
+
+
+def upstream_verdicts(path: Path, chunks: Sequence[Chunk]) -> list[Upstream]:
+    """
+    What upstream `mlir-opt` does with each chunk of `path`: the whole file
+    in one run; where it aborts, the chunks after the last one it reported
+    go one at a time until the one that aborts, and the rest in one run again.
+    """
+    flags = run_flags(path.read_text())
+    found: list[Upstream | None] = [None] * len(chunks)
+
+    def record(index: int, errors: dict[int, str]) -> None:
+        chunk = chunks[index]
+        lines = [n for n in errors if chunk.first_line <= n <= chunk.last_line]
+        found[index] = (
+            Upstream("reject", errors[min(lines)]) if lines else Upstream("accept")
+        )
+
+    start = 0
+    while start < len(chunks):
+        aborted, errors = _mlir_opt_split(_keeping(chunks, start, None), flags)
+        if not aborted:
+            for index in range(start, len(chunks)):
+                record(index, errors)
+            break
+        reported = [
+            i
+            for i in range(start, len(chunks))
+            if any(chunks[i].first_line <= n <= chunks[i].last_line for n in errors)
+        ]
+        resume = reported[-1] if reported else start
+        for index in range(start, resume):
+            record(index, errors)
+        start = len(chunks)
+        for index in range(resume, len(chunks)):
+            alone, errors = _mlir_opt_split(_keeping(chunks, index, index), flags)
+            if alone:
+                found[index] = Upstream("abort", "mlir-opt aborted")
+                start = index + 1
+                break
+            record(index, errors)
+    return [verdict or Upstream("abort", "mlir-opt aborted") for verdict in found]
 
 
 def mlir_opt(text: str) -> Run:
@@ -182,9 +323,18 @@ def _stages(source: Path, capacity: str) -> list[tuple[str, list[str]]]:
     ]
 
 
-def judge(chunk: Chunk, work: Path, capacity: str = CAPACITY) -> Verdict:
-    upstream = mlir_opt(chunk.text)
-    said = "accept" if upstream.ok else first_error(upstream.stderr)
+def judge(
+    chunk: Chunk, upstream: Upstream, work: Path, capacity: str = CAPACITY
+) -> Verdict:
+    said = "accept" if upstream.accepts else upstream.message
+    verdict = _judge(chunk, upstream, said, work, capacity)
+    verdict.marked = upstream.marked(chunk)
+    return verdict
+
+
+def _judge(
+    chunk: Chunk, upstream: Upstream, said: str, work: Path, capacity: str
+) -> Verdict:
     source = work / chunk.path
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text("\n" * (chunk.first_line - 1) + chunk.text)
@@ -204,13 +354,13 @@ def judge(chunk: Chunk, work: Path, capacity: str = CAPACITY) -> Verdict:
             note = f" (planned at {ROOMY}: {message})"
             stages = _stages(source, ROOMY)[1:]
             continue
-        if not upstream.ok and stage == "parse" and errors:
+        if not upstream.accepts and stage == "parse" and errors:
             return Verdict(chunk.where, "agree-reject", said, stage, message)
-        if upstream.ok and errors and "not supported" in message:
+        if upstream.accepts and errors and "not supported" in message:
             return Verdict(chunk.where, "unsupported", said, stage, message)
         why = "" if errors else " (not located in the chunk)"
         return Verdict(chunk.where, "disagree", said, stage, message + why)
-    if not upstream.ok:
+    if not upstream.accepts:
         return Verdict(chunk.where, "disagree", said, "parse", "accepted by us")
     lowered = mlir_opt(lowered_text)
     if not lowered.ok:
@@ -247,10 +397,12 @@ def run_corpus(
                 continue
             chunks = split_chunks(path, corpus)
             summary = FileSummary(str(path.relative_to(corpus)))
-            for chunk in chunks:
-                verdict = judge(chunk, work, capacity)
+            upstream = upstream_verdicts(path, chunks)
+            for chunk, said in zip(chunks, upstream, strict=True):
+                verdict = judge(chunk, said, work, capacity)
                 verdicts.append(verdict)
                 summary.counts[verdict.outcome] += 1
+                summary.marked += bool(verdict.marked)
                 if verbose:
                     print(f"{verdict.outcome:13} {verdict.chunk}", file=sys.stderr)
             for index in unreported(path, chunks):
@@ -263,25 +415,36 @@ def run_corpus(
     return verdicts, summaries
 
 
+def false_accepts(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """Chunks upstream rejects that we read with no error located in them."""
+    return [
+        v
+        for v in verdicts
+        if v.upstream != "accept" and v.outcome == "disagree" and v.stage == "parse"
+    ]
+
+
 def agreement(verdicts: Sequence[Verdict]) -> float:
     agreeing = sum(v.outcome != "disagree" for v in verdicts)
     return agreeing / len(verdicts) if verdicts else 1.0
 
 
 def table(verdicts: Sequence[Verdict], summaries: Sequence[FileSummary]) -> str:
-    header = ["file", "chunks", *OUTCOMES, "unreported"]
+    header = ["file", "chunks", *OUTCOMES, "unreported", "marked"]
     rows: list[list[str]] = []
     total: Counter[str] = Counter()
     for summary in summaries:
         chunks = sum(summary.counts.values())
         total.update(summary.counts)
         total["unreported"] += summary.unreported
+        total["marked"] += summary.marked
         rows.append(
             [
                 summary.path,
                 str(chunks),
                 *(str(summary.counts[o]) for o in OUTCOMES),
                 str(summary.unreported),
+                str(summary.marked),
             ]
         )
     rows.append(
@@ -290,6 +453,7 @@ def table(verdicts: Sequence[Verdict], summaries: Sequence[FileSummary]) -> str:
             str(len(verdicts)),
             *(str(total[o]) for o in OUTCOMES),
             str(total["unreported"]),
+            str(total["marked"]),
         ]
     )
     lines = [
@@ -302,6 +466,20 @@ def table(verdicts: Sequence[Verdict], summaries: Sequence[FileSummary]) -> str:
         f"agreement: {agreement(verdicts):.1%} "
         f"({sum(v.outcome != 'disagree' for v in verdicts)} of {len(verdicts)} chunks)"
     )
+    rejected = [v for v in verdicts if v.upstream != "accept"]
+    lines.append(
+        f"false accepts: {len(false_accepts(verdicts))} of the {len(rejected)} "
+        "chunks upstream rejects"
+    )
+    marked = [v for v in verdicts if v.marked]
+    reasons = Counter(v.marked for v in marked)
+    lines.append(
+        f"marked: {len(marked)}"
+        + "".join(f"; {count} {reason}" for reason, count in sorted(reasons.items()))
+    )
+    for verdict in verdicts:
+        if verdict.marked:
+            lines.append(f"  marked: {verdict.chunk}: {verdict.marked}")
     for verdict in verdicts:
         if verdict.outcome in ("disagree", "unsupported") or not verdict.reported:
             note = "" if verdict.reported else " [not reported by --split-input-file]"
@@ -310,6 +488,54 @@ def table(verdicts: Sequence[Verdict], summaries: Sequence[FileSummary]) -> str:
                 f"{verdict.message}{note}"
             )
     return "\n".join(lines)
+
+
+def summary(verdicts: Sequence[Verdict]) -> str:
+    """The run in a paragraph (markdown): what agrees, the false accepts, the marked."""
+    counts = Counter(v.outcome for v in verdicts)
+    rejected = [v for v in verdicts if v.upstream != "accept"]
+    invalid = [v for v in verdicts if "/invalid.mlir:" in v.chunk]
+    marked = Counter(v.marked for v in verdicts if v.marked)
+    files = len({v.chunk.rsplit(":", 1)[0] for v in verdicts})
+    agreeing = len(verdicts) - counts["disagree"]
+    return (
+        f"{len(verdicts):,} chunks of {files} files: {agreeing:,} agree "
+        f"({counts['agree-accept']} both accept, {counts['agree-reject']} both "
+        f'reject, {counts["unsupported"]} a located "not supported"), '
+        f"{counts['disagree']} disagree, "
+        f"{sum(not v.reported for v in verdicts)} unreported by "
+        "`--split-input-file`. False accepts: "
+        f"{len(false_accepts(verdicts))} of the {len(rejected)} chunks upstream "
+        f"rejects ({len(invalid)} chunks of the `invalid.mlir` files, "
+        f"{sum(v.upstream != 'accept' for v in invalid)} of them rejected by "
+        f"upstream). Marked: {sum(marked.values())} ("
+        + "; ".join(f"{n} {why}" for why, n in sorted(marked.items()))
+        + ")."
+    )
+
+
+def docs_text(
+    page: str, verdicts: Sequence[Verdict], summaries: Sequence[FileSummary]
+) -> str:
+    """What `--write-docs` writes between the markers of `page`."""
+    command = "`.venv/bin/python bench/upstream_corpus.py --write-docs`"
+    if page == "fuzzing":
+        body = f"{command}: {summary(verdicts)}"
+    else:
+        rows = table(verdicts, summaries).split("\n\n", 1)[0]
+        body = f"{command}:\n\n{rows}\n\n{summary(verdicts)}"
+    return f"{BEGIN}\n{body}\n{END}"
+
+
+def write_docs(verdicts: Sequence[Verdict], summaries: Sequence[FileSummary]) -> None:
+    """Write the run into each page of `DOCS`, between its markers."""
+    for page, path in DOCS.items():
+        doc = path.read_text()
+        if BEGIN not in doc or END not in doc:
+            raise SystemExit(f"{path}: no {BEGIN} ... {END} markers")
+        begin, end = doc.index(BEGIN), doc.index(END) + len(END)
+        text = docs_text(page, verdicts, summaries)
+        write_output(path, doc[:begin] + text + doc[end:])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -321,7 +547,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every verdict here")
     parser.add_argument("--hbm-capacity", default=CAPACITY, help="the target")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="write the run into docs/fuzzing.md and docs/benchmarks.md",
+    )
     args = parser.parse_args(argv)
+    whole = not args.only and args.corpus.resolve() == CORPUS
+    if args.write_docs and not (whole and args.hbm_capacity == CAPACITY):
+        parser.error(
+            "--write-docs records a run of the whole corpus at the default target"
+        )
     outputs = Outputs({"--json": args.json})  # checked before the run
     corpus: Path = args.corpus.resolve()
     verdicts, summaries = run_corpus(corpus, args.only, args.verbose, args.hbm_capacity)
@@ -338,6 +574,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
         )
         outputs.write()
+    if args.write_docs:
+        write_docs(verdicts, summaries)
     failed = any(v.outcome == "disagree" or not v.reported for v in verdicts)
     return 1 if failed else 0
 

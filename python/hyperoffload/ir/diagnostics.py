@@ -38,7 +38,10 @@ from xdsl.utils.exceptions import VerifyException
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.dialects.provenance import written_as
 from hyperoffload.dialects.residency import describe, verify_residency
-from hyperoffload.ir.upstream_check import verify_with_upstream_once
+from hyperoffload.ir.upstream_check import (
+    verify_with_upstream,
+    verify_with_upstream_once,
+)
 
 
 class Severity(StrEnum):
@@ -133,10 +136,24 @@ def verify_module(module: ModuleOp) -> None:
     raise a located `VerifyException` at the first failure.
     """
     verify_residency(module, error_at)
+    judged_upstream = False
     for op in module.walk():
-        _verify_op(op)
+        if not _verify_op(op) and not judged_upstream:
+            _judge_with_upstream(module)
+            judged_upstream = True
     _check_definitions_first(module.body.block, set())
     verify_with_upstream_once(module)
+
+
+def _judge_with_upstream(module: ModuleOp) -> None:
+    """
+    Where xDSL's verifier of an op failed on it (instead of judging it),
+    upstream MLIR's verifier judges the module: it raises, in upstream's
+    words and located, where upstream rejects it (the text read, or the
+    module's generic print where it was not read from text).
+    """
+    if not verify_with_upstream_once(module):
+        verify_with_upstream(module)
 
 
 def _check_definitions_first(block: Block, visible: set[SSAValue]) -> None:
@@ -177,15 +194,28 @@ def verify_offload(module: ModuleOp) -> None:
     """
     verify_residency(module, error_at)
     for op in module.walk():
-        if isinstance(op, FuncOp | PrefetchOp | StoreOp | DetachOp):
-            _verify_op(op)
+        offload = isinstance(op, FuncOp | PrefetchOp | StoreOp | DetachOp)
+        if offload and not _verify_op(op):
+            _judge_with_upstream(module)
 
 
-def _verify_op(op: Operation) -> None:
+_VERIFIER_FAILURES = (IndexError, KeyError, ValueError, TypeError, AssertionError)
+"""What an xDSL verifier raises where it fails on an input instead of judging it
+(e.g. `linalg.reduce` with `dimensions = [1, 1]`: an `IndexError`)."""
+
+
+def _verify_op(op: Operation) -> bool:
+    """
+    Run `op`'s xDSL verifier; raise a located `VerifyException` where it
+    rejects the op; `False` where the verifier itself failed on it.
+    """
     try:
         op.verify(verify_nested_ops=False)
     except VerifyException as err:
         raise error_at(op, f"{written_as(op)}: {_first_line(err)}") from None
+    except _VERIFIER_FAILURES:
+        return False
+    return True
 
 
 def _first_line(err: Exception) -> str:

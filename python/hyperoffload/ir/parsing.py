@@ -72,6 +72,18 @@ from hyperoffload.ir.xdsl_fixes import linear_string_literals, upstream_only_op
 linear_string_literals()
 
 
+def _unreadable(err: Exception) -> str:
+    """What an exception xDSL raised while building an op says, in our words."""
+    if isinstance(err, NotImplementedError):
+        if "semi-affine" in str(err):
+            return (
+                "semi-affine maps (a product of two dimensions or symbols) "
+                "are not supported"
+            )
+        return "a construct this reader does not support"
+    return str(err) or "operands of an unexpected type"
+
+
 @dataclass
 class _HexLiteralElement(AttrParser._TensorLiteralElement):  # pyright: ignore[reportPrivateUsage]
     """
@@ -121,11 +133,14 @@ class LocatingParser(Parser):
             TypeError,
             KeyError,
             ValueError,
+            NotImplementedError,
         ) as err:
             # Some xDSL ops check operands while they are built (a missing
-            # operand, a constant too wide for its type): not a located
-            # ParseError of their own.
-            message = str(err) or "operands of an unexpected type"
+            # operand, a constant too wide for its type), and its affine
+            # expressions refuse semi-affine products: not a located
+            # ParseError of their own. (parse_mlir then asks upstream MLIR,
+            # whose diagnostic is the one shown where the text is invalid.)
+            message = _unreadable(err)
             line_end = self._line_starts[bisect_right(self._line_starts, start)] - 1
             self.raise_error(f"invalid operation: {message}", start, line_end)
         if not isinstance(op.location, FileLineColLoc):
@@ -144,11 +159,14 @@ class LocatingParser(Parser):
         text with no op (only comments) is an empty module, as upstream reads it.
         """
         at_end = self._current_token.kind == MLIRTokenKind.EOF
-        module = (
-            ModuleOp([])
-            if allow_implicit_module and at_end
-            else super().parse_module(allow_implicit_module)
-        )
+        try:
+            module = (
+                ModuleOp([])
+                if allow_implicit_module and at_end
+                else super().parse_module(allow_implicit_module)
+            )
+        except NotImplementedError as err:  # in an attribute alias (`#map = ...`)
+            self.raise_error(_unreadable(err), self._current_token.span)
         loc = module.location
         if not isinstance(loc, FileLineColLoc) or loc.line.data < 1:
             module.location = FileLineColLoc(
@@ -446,6 +464,8 @@ class _UpstreamReader:
             block = Block(arg_types=[self.attribute(a.type) for a in arguments])
             for up_arg, arg in zip(arguments, block.args, strict=True):
                 self.bind(up_arg, arg)
+                if (location := self.location(up_arg.location)) is not None:
+                    arg.location = location
             self.blocks[up_block] = block
             self.seen.blocks[block] = up_block
             blocks.append((up_block, block))

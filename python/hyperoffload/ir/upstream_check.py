@@ -73,11 +73,15 @@ def check_with_upstream_later(
     _UNCHECKED[module] = _Source(text, name, line_offset)
 
 
-def verify_with_upstream_once(module: ModuleOp) -> None:
-    """`verify_with_upstream(module)` if it is marked, and unmark it."""
+def verify_with_upstream_once(module: ModuleOp) -> bool:
+    """
+    `verify_with_upstream(module)` if it is marked, and unmark it; whether it
+    was marked.
+    """
     source = _UNCHECKED.pop(module, None)
     if source is not None:
         verify_with_upstream(module, source)
+    return source is not None
 
 
 def verify_with_upstream(module: ModuleOp, source: _Source | None = None) -> None:

@@ -1,12 +1,21 @@
 """
 `bench/upstream_corpus.py` on a corpus of three chunks: one both tools
 accept, one both reject, one only the pipeline cannot take (a dynamic shape);
-the chunks' lines, the verdicts and the `--split-input-file` check.
+the chunks' lines, the verdicts and the `--split-input-file` check; and on a
+file with a chunk `mlir-opt` aborts on (an assertion of its build), which is
+found, marked, and held to a located rejection, the chunks after it judged.
 """
 
 from pathlib import Path
 
-from upstream_corpus import agreement, run_corpus, split_chunks, table
+from upstream_corpus import (
+    agreement,
+    false_accepts,
+    run_corpus,
+    split_chunks,
+    table,
+    upstream_verdicts,
+)
 
 CORPUS = """\
 // a header
@@ -61,4 +70,71 @@ def test_verdicts(tmp_path: Path) -> None:
     assert verdicts[2].stage == "pipeline"
     assert all(v.reported for v in verdicts)
     assert agreement(verdicts) == 1.0
-    assert "| total | 3 | 1 | 1 | 1 | 0 | 0 |" in table(verdicts, summaries)
+    # the rejected chunk carries no expected-error: marked, held to upstream
+    assert [v.marked for v in verdicts] == [
+        "",
+        "mlir-opt rejects it (the file expects none)",
+        "",
+    ]
+    assert false_accepts(verdicts) == []
+    assert "| total | 3 | 1 | 1 | 1 | 0 | 0 | 1 |" in table(verdicts, summaries)
+
+
+ABORTS = """\
+// RUN: mlir-opt %s -split-input-file -verify-diagnostics
+func.func @fine(%a: i8) -> i8 {
+  return %a : i8
+}
+
+// -----
+
+func.func @switch_i8_unsigned_overflow(%flag: i8) {
+  cf.switch %flag : i8, [
+    default: ^bb1,
+    // expected-error@+1 {{case value is out of range for 'i8'}}
+    256: ^bb1
+  ]
+^bb1:
+  return
+}
+
+// -----
+
+func.func @undefined(%a: i8) -> i8 {
+  // expected-error@+1 {{use of undeclared SSA value name}}
+  return %b : i8
+}
+
+// -----
+
+func.func @fine_too(%a: i8) -> i8 {
+  return %a : i8
+}
+"""
+
+
+def test_the_chunk_mlir_opt_aborts_on_is_found_and_marked(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    (corpus / "Dialect").mkdir(parents=True)
+    path = corpus / "Dialect" / "invalid.mlir"
+    path.write_text(ABORTS)
+    chunks = split_chunks(path, corpus)
+    upstream = upstream_verdicts(path, chunks)
+    assert [u.verdict for u in upstream] == ["accept", "abort", "reject", "accept"]
+    assert [u.marked(c) for c, u in zip(chunks, upstream, strict=True)] == [
+        "",
+        "mlir-opt aborts on it",
+        "",
+        "",
+    ]
+    assert upstream[2].message.startswith(":22:")
+    verdicts, summaries = run_corpus(corpus)
+    assert [v.outcome for v in verdicts] == [
+        "agree-accept",
+        "agree-reject",
+        "agree-reject",
+        "agree-accept",
+    ]
+    assert "invalid.mlir:9:3: error:" in verdicts[1].message
+    assert "out of range" in verdicts[1].message
+    assert "| total | 4 | 2 | 2 | 0 | 0 | 0 | 1 |" in table(verdicts, summaries)
