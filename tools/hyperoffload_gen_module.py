@@ -30,7 +30,7 @@ from typing import Any, cast
 from hyperoffload.frontend.configs import MODES
 from hyperoffload.frontend.training import OPTIMIZERS
 from hyperoffload.ir.diagnostics import Severity, emit
-from hyperoffload.support.outputs import write_output
+from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 TOOL = "hyperoffload-gen"
@@ -138,6 +138,7 @@ def _listed(value: Any) -> list[Any]:
 def run(argv: Sequence[str]) -> int:
     """Export the factory's model as the options say."""
     options = arguments().parse_args(argv)
+    outputs = Outputs({"-o": options.output})  # checked before the export
     from hyperoffload.frontend.export_module import export
 
     model, inputs, targets = load_factory(options.module)
@@ -173,5 +174,6 @@ def run(argv: Sequence[str]) -> int:
     if options.output is None:
         sys.stdout.write(text)
     else:
-        write_output(options.output, text)
+        outputs.put(options.output, text)
+        outputs.write()
     return 0

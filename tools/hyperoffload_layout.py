@@ -36,7 +36,8 @@ from hyperoffload.sim.layout import (
     live_peak,
     static_layout,
 )
-from hyperoffload.support.outputs import write_output
+from hyperoffload.support.outputs import Outputs
+from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.support.units import parse_size
 from hyperoffload.tools.command_line import run_reporting_errors
 
@@ -192,7 +193,7 @@ def format_json(buffers: Buffers, layout: Layout) -> str:
             buffers.ids, buffers.allocations, layout.offsets, strict=True
         )
     ]
-    return json.dumps({"arena": layout.arena_bytes, "buffers": rows}, indent=1) + "\n"
+    return strict_dumps({"arena": layout.arena_bytes, "buffers": rows}, indent=1) + "\n"
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -236,16 +237,18 @@ def _run(args: Sequence[str] | None) -> int:
         raise ValueError(f"--time-limit must be positive, not {options.time_limit}")
     if options.nodes is not None and options.nodes <= 0:
         raise ValueError(f"--nodes must be positive, not {options.nodes}")
+    output: Path | None = options.output
+    outputs = Outputs({"--output": output})  # checked before the search
     start = time.perf_counter()
     buffers = read_buffers(options.input)
     layout, how = lay_out(buffers, capacity, options.time_limit, options.nodes)
-    output: Path | None = options.output
     as_json = output is not None and output.suffix == ".json"
     written = (format_json if as_json else format_csv)(buffers, layout)
     if output is None:
         sys.stdout.write(written)
     else:
-        write_output(output, written, "--output")
+        outputs.put(output, written)
+        outputs.write()
     print(
         f"{options.input}: {len(buffers.ids)} buffers, live peak "
         f"{live_peak(buffers.allocations, 1)}, arena {layout.arena_bytes} of "

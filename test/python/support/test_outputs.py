@@ -2,7 +2,9 @@
 Outputs never clobber what is not ours, and a failed run touches none: a
 regular file is replaced whole by a rename, a symbolic link is followed and
 kept, a FIFO or a device is written in place, and every output path is
-checked before anything is written.
+checked before anything is written; by `Outputs` itself and through the
+tools (`hyperoffload-opt -o`, `hyperoffload-sim --trace/--plot`,
+`hyperoffload-gen -o`, `hyperoffload-layout -o`).
 """
 
 import os
@@ -15,6 +17,7 @@ import pytest
 from hyperoffload.support import outputs as outputs_module
 from hyperoffload.support.outputs import OutputError, Outputs, write_output
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
+from hyperoffload.tools.hyperoffload_layout import main as layout_main
 from hyperoffload.tools.hyperoffload_opt import main as opt_main
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
 
@@ -215,3 +218,82 @@ def test_gen_refuses_a_bad_output_before_exporting(
     err = capsys.readouterr().err
     assert f"{bad}: error: cannot write -o: no folder" in err
     assert "tracing" not in err  # refused before the export
+
+
+def _read_fifo(fifo: Path, received: list[bytes]) -> threading.Thread:
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    return reader
+
+
+def test_opt_writes_its_output_into_a_fifo(tmp_path: Path):
+    fifo = tmp_path / "out.mlir"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = _read_fifo(fifo, received)
+    assert opt_main([str(EXAMPLE), "-o", str(fifo)]) == 0
+    reader.join(timeout=60)
+    assert b"func.func @mlp" in received[0]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.mlir"]
+
+
+def test_opt_onto_dev_null_keeps_the_device():
+    assert opt_main([str(EXAMPLE), "-o", "/dev/null"]) == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_sim_writes_its_trace_into_a_fifo(tmp_path: Path):
+    fifo = tmp_path / "trace.json"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = _read_fifo(fifo, received)
+    assert sim_main([str(EXAMPLE), "--trace", str(fifo)]) == 0
+    reader.join(timeout=60)
+    assert received[0].startswith(b'{"traceEvents"')
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_sim_failing_on_its_last_output_keeps_the_others(
+    tmp_path: Path, previous: Path, capsys: pytest.CaptureFixture[str]
+):
+    """The plot, a link to a full device, fails after the run: the trace is kept."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    plot = tmp_path / "plot.svg"
+    plot.symlink_to("/dev/full")
+    args = [str(EXAMPLE), "--trace", str(previous), "--plot", str(plot)]
+    assert sim_main(args) == 1
+    assert f"{plot}: error: cannot write --plot: No space left on device" in (
+        capsys.readouterr().err
+    )
+    assert _unchanged(previous)
+    assert plot.is_symlink()
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_layout_refuses_a_bad_output_before_its_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    buffers = tmp_path / "buffers.csv"
+    buffers.write_text("id,lower,upper,size\na,0,4,6\n")
+    bad = tmp_path / "missing" / "offsets.json"
+    assert layout_main([str(buffers), "--capacity", "6", "-o", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: error: cannot write --output: no folder" in err
+    assert "buffers, live peak" not in err  # refused before the search
+    link = tmp_path / "offsets.json"
+    link.symlink_to(tmp_path / "target.json")
+    assert layout_main([str(buffers), "--capacity", "6", "-o", str(link)]) == 0
+    assert link.is_symlink()
+    assert '"arena": 6' in (tmp_path / "target.json").read_text()
+
+
+def test_gen_module_refuses_a_bad_output_before_importing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    bad = tmp_path / "missing" / "out.mlir"
+    assert gen_main(["--module", "no.such.package:factory", "-o", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: error: cannot write -o: no folder" in err
+    assert "no.such" not in err  # refused before the factory is looked for
