@@ -44,6 +44,7 @@ bound.bytes, bound.status, bound.windows
 from __future__ import annotations
 
 import time
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import reduce
 from math import ceil, gcd
@@ -261,19 +262,26 @@ def link_lower_bound(
             for g, rows in zip(gaps, within, strict=True)
         ]
         again_too = recompute and info.producer >= 0
-        store: dict[int, int] = {}
+        store: _Running | None = None
         if resident and any(rows_of):
             last = max(g.before for g, r in zip(gaps, rows_of, strict=True) if r)
-            for t in cut.span(max(info.producer, 0), min(last, n - 1)):
-                store[t] = traffic.add(lp, t, False, duration / total, size)
+            stored = {
+                t: traffic.add(lp, t, False, duration / total, size)
+                for t in cut.span(max(info.producer, 0), min(last, n - 1))
+            }
+            store = _Running(lp, stored, later=False)
         for gap, all_rows, rows in zip(gaps, within, rows_of, strict=True):
             shares: list[int] = []
             if rows:
                 fetches = (
-                    {
-                        t: traffic.add(lp, t, True, fetch, size)
-                        for t in cut.span(gap.after + 1, gap.before)
-                    }
+                    _Running(
+                        lp,
+                        {
+                            t: traffic.add(lp, t, True, fetch, size)
+                            for t in cut.span(gap.after + 1, gap.before)
+                        },
+                        later=True,
+                    )
                     if gap.before < n
                     else None  # never fetched back
                 )
@@ -354,34 +362,67 @@ def _whole(
     return since + slack >= store and until + slack >= fetch
 
 
+class _Running:
+    """
+    Columns bounded by the running sums of one transfer's fractions per
+    window (window -> column): `later`, the sum over windows from `t` on;
+    else over windows up to `t`. One column and one row a window, where
+    each share's row over the fractions themselves would grow with the
+    square of the windows a gap spans.
+    """
+
+    def __init__(self, lp: _Lp, fractions: dict[int, int], later: bool):
+        self.windows = sorted(fractions)
+        self.later = later
+        self.sums: dict[int, int] = {}
+        previous: int | None = None
+        for w in reversed(self.windows) if later else self.windows:
+            column = lp.column()
+            terms = [(column, 1.0), (fractions[w], -1.0)]
+            if previous is not None:
+                terms.append((previous, -1.0))
+            lp.at_most(terms, 0.0)
+            self.sums[w] = previous = column
+
+    def at(self, t: int) -> int | None:
+        """The running sum's column at window `t` (None: nothing there, 0)."""
+        if self.later:
+            i = bisect_left(self.windows, t)
+            return self.sums[self.windows[i]] if i < len(self.windows) else None
+        i = bisect_right(self.windows, t)
+        return self.sums[self.windows[i - 1]] if i > 0 else None
+
+
 def _shares(
     lp: _Lp,
     cut: _Windows,
     rows: list[int],
     size: float,
-    store: dict[int, int],
-    fetch: dict[int, int] | None,
+    store: _Running | None,
+    fetch: _Running | None,
     out: dict[int, list[tuple[int, float]]],
 ) -> list[int]:
     """
     The fraction of one gap out in each window holding one of its `rows`
     (each `size`: bytes / scale): out in window `t` needs as large a
     fraction of the fetch in windows `t`.. (`None`: never fetched) and of
-    the store in windows ..`t`. Returns the fractions' columns.
+    the store in windows ..`t` (`None`: nothing to store). Returns the
+    fractions' columns.
     """
     shares: list[int] = []
-    for t in sorted({int(cut.of[j]) for j in rows}):
+    by_window: dict[int, list[int]] = {}
+    for j in rows:
+        by_window.setdefault(int(cut.of[j]), []).append(j)
+    for t in sorted(by_window):
         share = lp.column(upper=1.0)
         shares.append(share)
-        for j in rows:
-            if cut.of[j] == t:
-                out[j].append((share, size))
-        if fetch is not None:
-            later = [(c, -1.0) for w, c in fetch.items() if w >= t]
-            lp.at_most([(share, 1.0), *later], 0.0)
-        if store:
-            earlier = [(c, -1.0) for w, c in store.items() if w <= t]
-            lp.at_most([(share, 1.0), *earlier], 0.0)
+        for j in by_window[t]:
+            out[j].append((share, size))
+        for running in (fetch, store):
+            if running is None:
+                continue
+            total = running.at(t)
+            lp.at_most([(share, 1.0)] + ([] if total is None else [(total, -1.0)]), 0.0)
     return shares
 
 
