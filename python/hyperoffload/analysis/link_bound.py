@@ -62,6 +62,8 @@ ROWS_PER_WINDOW = 4
 """Memory rows kept per window: its ops with the most live bytes."""
 TOP_ROWS = 64
 """Memory rows kept overall: the ops with the most live bytes."""
+_IPM_COLUMNS = 20_000
+"""LPs with more columns are solved by the interior point method."""
 _TOLERANCE = 1e-6
 """Taken off the LP's optimum (in units of the unplanned peak) before rounding."""
 
@@ -105,7 +107,11 @@ class _Lp:
             self.values.append(value)
 
     def solve(self, time_limit_s: float) -> tuple[str, float]:
-        """HiGHS's status and objective (the primal simplex's, one thread)."""
+        """
+        HiGHS's status and objective, one thread: the simplex, or on a large
+        LP (the 32-layer steps': about 10^5 rows and columns) the interior
+        point method with crossover.
+        """
         import highspy
 
         solver = highspy.Highs()
@@ -114,6 +120,7 @@ class _Lp:
         solver.setOptionValue("random_seed", 0)
         solver.setOptionValue("time_limit", time_limit_s)
         num_cols, num_rows = len(self.upper), len(self.row_upper)
+        solver.setOptionValue("solver", "ipm" if num_cols > _IPM_COLUMNS else "simplex")
         order = np.lexsort((np.array(self.cols), np.array(self.rows)))
         rows = np.array(self.rows, dtype=np.int32)[order]
         starts = np.searchsorted(rows, np.arange(num_rows + 1)).astype(np.int32)

@@ -153,7 +153,7 @@ class PeakAtSlowdown:
         log = ctx.log
         search = PolicySearch(workload, baseline, self.limit, log, self.place_arguments)
         # first: the bound fails fast where the rest takes long
-        link = link_lower_bound(search.graph, hardware, self.limit)
+        link = link_lower_bound(search.graph, hardware, self.limit, time_limit_s=900)
         log(
             f"{name}: none peaks at {none.peak_hbm_bytes / 1e9:.2f} GB; LP bound at "
             f"{self.limit:.0%}: {link.bytes / 1e9:.2f} GB ({link.status}, "
