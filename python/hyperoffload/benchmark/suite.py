@@ -93,10 +93,13 @@ def run_suite(
     """
     scenarios = select(suite, only)
     out.mkdir(parents=True, exist_ok=True)
-    previous = _previous(out / "results.json", suite) if merge else None
+    if merge:  # fail before the run: the results there are another suite's
+        _previous(out / "results.json", suite)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
     try:
         summary = _run_staged(suite, scenarios, work, staging, jobs)
+        # read once the run is over: another merge may have written meanwhile
+        previous = _previous(out / "results.json", suite) if merge else None
         if previous is not None:
             summary = merge_results(previous, summary)
         outputs = Outputs()
