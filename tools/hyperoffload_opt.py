@@ -13,7 +13,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from hyperoffload.ir.diagnostics import verify_module
-from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.ir.engines import UPSTREAM_FROM_BYTES, Engine, parse_with_engine
 from hyperoffload.support.outputs import Outputs
 from hyperoffload.tools.command_line import report_error, run_reporting_errors
 from hyperoffload.tools.pass_help import PassFactory, describe_passes
@@ -77,6 +77,17 @@ class HyperoffloadOptMain(xDSLOptMain):
             text=lambda: "\n".join(sorted(self.available_passes)) + "\n",
             help="List every pass name, xDSL's included, and exit.",
         )
+        arg_parser.add_argument(
+            "--engine",
+            choices=[engine.value for engine in Engine],
+            default=Engine.AUTO.value,
+            help=(
+                "The parser that reads the input: upstream MLIR's (C++, fast on "
+                "large programs; ops of hyperoffload in generic form only) or "
+                f"xDSL's; auto: upstream's from {UPSTREAM_FROM_BYTES // 1024} KiB "
+                "of text, else xDSL's (default: auto)."
+            ),
+        )
 
     @staticmethod
     def our_passes() -> dict[str, PassFactory]:
@@ -104,12 +115,13 @@ class HyperoffloadOptMain(xDSLOptMain):
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
-        return parse_mlir(
+        return parse_with_engine(
             self.ctx,
             chunk.read().decode(),
             self.get_input_name(),
             start_offset,
             not self.args.no_implicit_module,
+            self.args.engine,
         )
 
     def prepare_output(self) -> IO[str]:

@@ -565,3 +565,29 @@ def write_back(module: ModuleOp, seen: Correspondence) -> Any:
 
 if __name__ == "__main__":
     json.dump(_normalize_here(sys.stdin.read()), sys.stdout)
+
+
+def _parse_errors_here(text: str) -> list[tuple[str, str]]:
+    """The child's work: the (location, message) of each error upstream's parser gives."""
+    ir: Any = import_module("mlir.ir")
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        try:
+            ir.Module.parse(text)
+        except ir.MLIRError as err:
+            errors = [(str(d.location), d.message) for d in err.error_diagnostics]
+            return errors or [("", err.message)]
+    return []
+
+
+def upstream_parse_errors(text: str, file_name: str) -> list[str] | None:
+    """
+    The located errors upstream's parser (and verifier) gives `text`, none
+    where it reads it; `None` where it aborted (an assertion: it parses in a
+    forked child, `run_forked`). Dialects it does not know (ours) read as
+    unregistered, in generic form.
+    """
+    result, _ = run_forked(lambda: _parse_errors_here(text))
+    if result is None:
+        return None
+    return [_located(where, what, text, file_name, 0) for where, what in result]
