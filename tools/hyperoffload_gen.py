@@ -96,6 +96,7 @@ EXPORT_ONLY = (
     "loss",
     "loss_chunks",
     "shard",
+    "optimizer_in_backward",
     "output",
 )
 """Options that shape the exported IR, which `--record-routing` does not write."""
@@ -229,6 +230,15 @@ def _arguments() -> argparse.ArgumentParser:
         "moments are 1/N of each parameter's rows, gradients reduce-scattered, "
         "updated weights all-gathered (hyperoffload collectives, priced on the "
         "hardware's [interconnect]) (default: %(default)s, not sharded)",
+    )
+    training.add_argument(
+        "--optimizer-in-backward",
+        action="store_true",
+        help="sgd, adamw: update each parameter as soon as the backward pass "
+        "completes its gradient (torchtune's optimizer_in_bwd, PyTorch's "
+        "post-accumulate-grad hooks) instead of all after the backward pass: "
+        "the same values, the updates interleaved with the rest of the "
+        "backward pass; with --grad-accum N, in the last micro-batch's",
     )
     parser.add_argument(
         "-o", "--output", type=Path, help="output file (default: stdout)"
@@ -457,6 +467,7 @@ def train_spec(options: argparse.Namespace) -> TrainSpec:
         options.grad_accum,
         LossSpec(options.loss, options.loss_chunks),
         shard=options.shard,
+        in_backward=options.optimizer_in_backward,
     )
 
 
@@ -471,6 +482,8 @@ def _train_title(train: TrainSpec, tokens: int, cfg: ModelConfig) -> str:
         parts.append(train.loss.describe(tokens, cfg.vocab_size, cfg.hidden))
     if train.shard > 1:
         parts.append(f"optimizer states sharded over {train.shard} devices (rank 0)")
+    if train.in_backward:
+        parts.append("optimizer step in the backward pass")
     return "".join(f", {part}" for part in parts)
 
 

@@ -554,6 +554,11 @@ def check_train(mode: str, train: TrainSpec | None, shapes: Shapes) -> None:
             f"a data-parallel group has at least 1 device and a rank within it, "
             f"not {train.shard} devices and rank {train.rank}"
         )
+    if train.in_backward and optimizer.kind == "none":
+        raise ExportError(
+            "the optimizer step in the backward pass needs an optimizer (sgd or "
+            "adamw): without one the step returns its gradients"
+        )
     if train.shard > 1 and optimizer.kind != "adamw":
         raise ExportError(
             f"sharding applies to the adamw optimizer states, not to {optimizer.kind}"

@@ -48,17 +48,23 @@ loss, *updated = step(tokens, targets, count, *params, *exp_avg, *exp_avg_sq)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Callable, Generator, Iterable, Sequence
+from contextlib import contextmanager
+from functools import partial
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.utils.hooks import RemovableHandle
 
 from hyperoffload.frontend.losses import fused_linear_cross_entropy
 from hyperoffload.frontend.models import head_weight
 from hyperoffload.frontend.optimizers import adamw_update, sgd_update
 from hyperoffload.frontend.training import TrainSpec
+
+Ready = Callable[[int, Tensor], None]
+"""Called with a parameter's index and its gradient once the backward pass completes it."""
 
 
 class TrainStepFn:
@@ -78,9 +84,19 @@ class TrainStepFn:
         return cast(tuple[Tensor, object], out)[0]
 
     def loss_and_grads(
-        self, tokens: Tensor, targets: Tensor, params: Sequence[Tensor], parts: int
+        self,
+        tokens: Tensor,
+        targets: Tensor,
+        params: Sequence[Tensor],
+        parts: int,
+        ready: Ready | None = None,
     ) -> tuple[Tensor, list[Tensor]]:
-        """One micro-batch: its loss and the gradients of ``loss / parts``."""
+        """
+        One micro-batch: its loss and the gradients of ``loss / parts``;
+        each gradient also goes to `ready` the moment the backward pass
+        completes it (the chunked loss's head gradient before the body's
+        backward pass, the others through a hook on their parameter).
+        """
         loss_spec = self.spec.loss
         if loss_spec.kind == "full":
             logits = self._call(params, tokens, head=True)
@@ -88,7 +104,8 @@ class TrainStepFn:
                 logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
             )
             scaled = loss if parts == 1 else loss / parts
-            return loss, list(torch.autograd.grad(scaled, params))
+            with _hooks(params, range(len(params)), ready):
+                return loss, list(torch.autograd.grad(scaled, params))
         h = self._call(params, tokens, head=False)
         flat = h.reshape(-1, h.shape[-1])
         w = params[self.head]
@@ -96,37 +113,55 @@ class TrainStepFn:
         loss, dh, dw = fused_linear_cross_entropy(
             flat, w, targets.reshape(-1), chunks, parts
         )
-        body = [p for i, p in enumerate(params) if i != self.head]
-        grads = list(torch.autograd.grad(h, body, dh.reshape(h.shape)))
+        if ready is not None:
+            ready(self.head, dw)
+        body = [i for i in range(len(params)) if i != self.head]
+        with _hooks(params, body, ready):
+            grads = list(
+                torch.autograd.grad(h, [params[i] for i in body], dh.reshape(h.shape))
+            )
         grads.insert(self.head, dw)
         return loss, grads
 
     def gradients(
-        self, tokens: Tensor, targets: Tensor, params: Sequence[Tensor], wide: bool
+        self,
+        tokens: Tensor,
+        targets: Tensor,
+        params: Sequence[Tensor],
+        wide: bool,
+        ready: Ready | None = None,
     ) -> tuple[Tensor, list[Tensor]]:
         """
         The loss and the gradients over the micro-batches (summed in float32
-        if `wide`).
+        if `wide`). With `ready`, each summed gradient goes to `ready` as
+        soon as the last micro-batch's backward pass completes it, and no
+        gradient is returned.
         """
         n = self.spec.grad_accum
-        if n == 1:
-            loss, grads = self.loss_and_grads(tokens, targets, params, 1)
-            return loss, [g.to(torch.float32) for g in grads] if wide else grads
         total: Tensor | None = None
         summed: list[Tensor] = []
         for i in range(n):
-            loss, grads = self.loss_and_grads(tokens[i], targets[i], params, n)
-            if wide:
+            hook: Ready | None = None
+            if ready is not None and i == n - 1:
+                hook = _summing(ready, summed, wide)
+            micro = (tokens, targets) if n == 1 else (tokens[i], targets[i])
+            loss, grads = self.loss_and_grads(*micro, params, n, hook)
+            if wide and hook is None:
                 grads = [g.to(torch.float32) for g in grads]
-            share = loss / n
-            total = share if total is None else total + share
+            if n == 1:
+                total = loss
+            else:
+                share = loss / n
+                total = share if total is None else total + share
+            if hook is not None:
+                break
             summed = (
                 grads
                 if not summed
                 else [a + g for a, g in zip(summed, grads, strict=True)]
             )
         assert total is not None
-        return total, summed
+        return total, [] if ready is not None else summed
 
     def __call__(
         self, tokens: Tensor, targets: Tensor, *rest: Tensor
@@ -137,9 +172,16 @@ class TrainStepFn:
         args = rest[1:] if step is not None else rest
         params, states = args[:n], args[n:]
         master = optimizer.kind == "adamw" and len(states) == 3 * n
-        loss, grads = self.gradients(tokens, targets, params, wide=master)
         if optimizer.kind == "none":
+            loss, grads = self.gradients(tokens, targets, params, wide=master)
             return (loss, *grads)
+        weights = states[:n] if master else params
+        m, v = states[-2 * n : -n], states[-n:]
+        if self.spec.in_backward:
+            update = _Update(self.spec, params, weights, m, v, step, master)
+            loss, _ = self.gradients(tokens, targets, params, master, update)
+            return update.results(loss)
+        loss, grads = self.gradients(tokens, targets, params, wide=master)
         with torch.no_grad():
             if optimizer.kind == "sgd":
                 updated = [
@@ -148,8 +190,6 @@ class TrainStepFn:
                 ]
                 return (loss, *updated)
             assert step is not None
-            weights = states[:n] if master else params
-            m, v = states[-2 * n : -n], states[-n:]
             if self.spec.shard > 1:
                 return self._sharded(loss, params, grads, weights, m, v, step, master)
             new = [
@@ -201,6 +241,106 @@ class TrainStepFn:
         markers = [t for pair in zip(grads, shards, strict=True) for t in pair]
         markers += [t for pair in zip(low, gathered, strict=True) for t in pair]
         return (*results, *markers)
+
+
+@contextmanager
+def _hooks(
+    params: Sequence[Tensor], indices: Iterable[int], ready: Ready | None
+) -> Generator[None]:
+    """Within: `ready` gets each of `params[indices]`'s gradients (a hook on each)."""
+    if ready is None:
+        yield
+        return
+    tensors = cast(Sequence[Any], params)  # register_hook's hook is untyped
+    handles: list[RemovableHandle] = [
+        tensors[i].register_hook(partial(_deliver, ready, i)) for i in indices
+    ]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _deliver(ready: Ready, index: int, grad: Tensor) -> None:
+    """A gradient hook: hands the gradient on and leaves it unchanged."""
+    ready(index, grad)
+
+
+def _summing(ready: Ready, summed: Sequence[Tensor], wide: bool) -> Ready:
+    """
+    `ready` of a last micro-batch: its gradient (in float32 if `wide`) added
+    to the sum of the earlier ones (`summed`, in the same order as
+    `TrainStepFn.gradients` sums them), then handed on.
+    """
+
+    def hook(index: int, grad: Tensor) -> None:
+        if wide:
+            grad = grad.to(torch.float32)
+        ready(index, summed[index] + grad if summed else grad)
+
+    return hook
+
+
+class _Update:
+    """
+    The optimizer step of one parameter at a time (`TrainSpec.in_backward`):
+    called with a parameter's index and its whole gradient, it updates that
+    parameter (and its states) at once; `results` lays the updates out as
+    `TrainStepFn` returns them.
+    """
+
+    def __init__(
+        self,
+        spec: TrainSpec,
+        params: Sequence[Tensor],
+        weights: Sequence[Tensor],
+        m: Sequence[Tensor],
+        v: Sequence[Tensor],
+        step: Tensor | None,
+        master: bool,
+    ) -> None:
+        self.spec, self.params, self.weights = spec, params, weights
+        self.m, self.v, self.step, self.master = m, v, step, master
+        self.done: dict[int, tuple[Tensor, ...]] = {}
+
+    def __call__(self, i: int, grad: Tensor) -> None:
+        spec, optimizer = self.spec, self.spec.optimizer
+        with torch.no_grad():
+            if optimizer.kind == "sgd":
+                self.done[i] = (sgd_update(self.params[i], grad, optimizer),)
+                return
+            assert self.step is not None
+            sharded = spec.shard > 1
+            shard = _own_rows(grad, spec) if sharded else grad
+            own = self.weights[i]
+            if sharded and not self.master:
+                own = _own_rows(own, spec)
+            w, m, v = adamw_update(
+                own, shard, self.m[i], self.v[i], self.step, optimizer
+            )
+            low = w.to(self.params[i].dtype) if self.master or sharded else w
+            if not sharded:
+                self.done[i] = (low, w, m, v)
+                return
+            self.done[i] = (_gathered(low, spec), w, m, v, grad, shard, low)
+
+    def results(self, loss: Tensor) -> tuple[Tensor, ...]:
+        """`TrainStepFn`'s results, from every parameter's update."""
+        n = len(self.params)
+        missing = [i for i in range(n) if i not in self.done]
+        assert not missing, f"no gradient reached parameters {missing}"
+        done = [self.done[i] for i in range(n)]
+        if self.spec.optimizer.kind == "sgd":
+            return (loss, *(d[0] for d in done))
+        results = [loss, *(d[0] for d in done)]
+        if self.master:
+            results += [d[1] for d in done]
+        results += [d[2] for d in done] + [d[3] for d in done]
+        if self.spec.shard > 1:
+            results += [t for d in done for t in (d[4], d[5])]
+            results += [t for d in done for t in (d[6], d[0])]
+        return tuple(results)
 
 
 def _own_rows(tensor: Tensor, spec: TrainSpec) -> Tensor:

@@ -143,6 +143,15 @@ class TrainSpec:
     """
     rank: int = 0
     """This device's place in the group (its shard: `shard_rows`)."""
+    in_backward: bool = False
+    """
+    The optimizer step in the backward pass (torchtune's
+    ``optimizer_in_bwd``; `sgd` and `adamw` only): each parameter is updated
+    as soon as its gradient is complete, in the order the backward pass
+    completes them, instead of all after the backward pass. With N > 1
+    micro-batches the updates run in the last one's backward pass. The
+    program computes the same values; only the order of its ops differs.
+    """
 
     @property
     def is_default(self) -> bool:

@@ -66,6 +66,13 @@ for dtype in ("f32", "bf16"):
             n_layers=1, dtype=DTYPES[dtype], train=spec,
         )
         (out / f"{kind}_{dtype}.mlir").write_text(exported.text)
+optimizer = OptimizerSpec("adamw", **adamw)
+spec = TrainSpec(optimizer, shard=group, rank=rank, in_backward=True)
+exported = export(
+    get_config("tiny-llama"), "train", shapes=Shapes(batch, seq), n_layers=1,
+    train=spec,
+)
+(out / "adamw_in_backward_f32.mlir").write_text(exported.text)
 """
 
 
@@ -199,6 +206,29 @@ def test_sharded_adamw_matches_torch_on_the_shard(
     assert len(collectives) == 2 * len(case.params)
     out = [np.asarray(x) for x in evaluate(step, case.inputs(True)).outputs]
     _check(case, grads, out, monkeypatch)
+
+
+def test_sharded_adamw_in_backward(exports: Path, ctx: Context) -> None:
+    """
+    The sharded step with the optimizer step in the backward pass
+    (``--shard 2 --optimizer-in-backward``): each gradient reduce-scattered,
+    its shard updated and the new weights all-gathered as soon as the
+    backward pass completes it; the same collectives, and the bits of the
+    step that updates after the backward pass.
+    """
+    case = _Case(torch.float32)
+    step = _read(ctx, exports, "adamw_in_backward_f32")
+    collectives = [
+        op for op in step.walk() if isinstance(op, ReduceScatterOp | AllGatherOp)
+    ]
+    assert len(collectives) == 2 * len(case.params)
+    kinds = [isinstance(op, ReduceScatterOp) for op in collectives]
+    assert kinds != sorted(kinds, reverse=True)  # interleaved, not all first
+    out = evaluate(step, case.inputs(True)).outputs
+    after = evaluate(_read(ctx, exports, "adamw_f32"), case.inputs(True)).outputs
+    assert len(out) == len(after)
+    for got, want in zip(out, after, strict=True):
+        assert np.array_equal(np.asarray(got), np.asarray(want))
 
 
 def test_sharded_adamw_runs_natively(

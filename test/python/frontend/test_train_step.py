@@ -81,7 +81,16 @@ EXPORTS: dict[str, tuple[str, str, str, int, str, int | None, int | None]] = {
     "llama_full_v": ("tiny-llama", "f32", "none", 1, "full", None, VOCAB),
     "llama_chunked_v": ("tiny-llama", "f32", "none", 1, "chunked", CHUNKS, VOCAB),
     "gpt_chunked_accum": ("tiny-gpt", "f32", "none", 2, "chunked", CHUNKS, None),
+    "llama_adamw_in_backward": ("tiny-llama", "f32", "adamw", 1, "full", None, None),
 }
+IN_BACKWARD = {"llama_adamw_in_backward": "llama_adamw"}
+"""Exports with the optimizer step in the backward pass, and their twin without."""
+GENERATED = {
+    "gen": ("tiny-llama", "bf16", "adamw", 2, "chunked", CHUNKS, None),
+    "gen_in_backward": ("tiny-llama", "bf16", "adamw", 2, "chunked", CHUNKS, None),
+}
+"""The `hyperoffload-gen` exports (`GEN`, then `GEN` with
+``--optimizer-in-backward``), as `EXPORTS` would describe them."""
 
 _EXPORT_SCRIPT = """
 import json, sys
@@ -93,13 +102,15 @@ from hyperoffload.frontend.training import LossSpec, OptimizerSpec, TrainSpec
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
 
 out = Path(sys.argv[1])
-exports, (batch, seq, layers), optimizers, gen = json.loads(sys.argv[2])
+exports, (batch, seq, layers), optimizers, gen, in_backward = json.loads(sys.argv[2])
 for name, (model, dtype, kind, accum, loss, chunks, vocab) in exports.items():
     cfg = get_config(model)
     if vocab is not None:
         cfg = replace(cfg, vocab_size=vocab)
     optimizer = OptimizerSpec(kind, **optimizers.get(kind, {}))
-    spec = TrainSpec(optimizer, accum, LossSpec(loss, chunks))
+    spec = TrainSpec(
+        optimizer, accum, LossSpec(loss, chunks), in_backward=name in in_backward
+    )
     exported = export(
         cfg, "train", shapes=Shapes(batch, seq), n_layers=layers,
         dtype=DTYPES[dtype], train=spec,
@@ -107,6 +118,8 @@ for name, (model, dtype, kind, accum, loss, chunks, vocab) in exports.items():
     (out / f"{name}.mlir").write_text(exported.text)
 status = gen_main([*gen, "-o", str(out / "gen.mlir")])
 (out / "gen.status").write_text(str(status))
+argv = [*gen, "--optimizer-in-backward", "-o", str(out / "gen_in_backward.mlir")]
+(out / "gen_in_backward.status").write_text(str(gen_main(argv)))
 """
 
 GEN = [
@@ -146,7 +159,9 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every export of this module, made by one child process."""
     out = tmp_path_factory.mktemp("train_step")
     optimizers = {"adamw": _hyperparameters(ADAMW), "sgd": {"lr": SGD.lr}}
-    spec = json.dumps([EXPORTS, [BATCH, SEQ, LAYERS], optimizers, GEN])
+    spec = json.dumps(
+        [EXPORTS, [BATCH, SEQ, LAYERS], optimizers, GEN, list(IN_BACKWARD)]
+    )
     subprocess.run([sys.executable, "-c", _EXPORT_SCRIPT, str(out), spec], check=True)
     return out
 
@@ -155,7 +170,7 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _config(name: str) -> ModelConfig:
-    model, *_, vocab = EXPORTS[name]
+    model, *_, vocab = {**EXPORTS, **GENERATED}[name]
     cfg = replace(get_config(model), n_layers=LAYERS)
     return cfg if vocab is None else replace(cfg, vocab_size=vocab)
 
@@ -165,7 +180,7 @@ class _Case:
 
     def __init__(self, name: str, seed: int = 1) -> None:
         cfg = _config(name)
-        _, dtype, _, accum, *_ = EXPORTS[name]
+        _, dtype, _, accum, *_ = {**EXPORTS, **GENERATED}[name]
         torch.manual_seed(seed)
         self.model = build_model(cfg)
         with torch.no_grad():
@@ -508,6 +523,101 @@ def test_adamw_step_runs_natively(
         _assert_adamw_update(case, grads, [np.asarray(x) for x in out], monkeypatch)
 
 
+def test_optimizer_in_backward_matches_torch_adamw(
+    exports: Path, ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    `TrainSpec(in_backward=True)` (``--optimizer-in-backward``) updates each
+    parameter as soon as the backward pass completes its gradient. The
+    program computes the same values in another order: its results are the
+    bits of the step that updates after the backward pass, and
+    `torch.optim.AdamW` on the step's own gradients gives them (to the bit,
+    as in `test_adamw_update_matches_torch_adamw`).
+    """
+    for name, twin in IN_BACKWARD.items():
+        case = _Case(name)
+        out = _evaluate(ctx, exports, name, case.inputs("adamw"))
+        after = _evaluate(ctx, exports, twin, case.inputs("adamw"))
+        assert len(out) == len(after)
+        assert all(np.array_equal(a, b) for a, b in zip(out, after, strict=True))
+        grads = _evaluate(ctx, exports, "llama_none", case.inputs("none"))[1:]
+        _assert_adamw_update(case, grads, out, monkeypatch)
+
+
+def test_optimizer_in_backward_over_micro_batches(exports: Path, ctx: Context) -> None:
+    """
+    `hyperoffload-gen ... --grad-accum 2 --loss chunked --dtype bf16
+    --optimizer-in-backward`: the updates run in the last micro-batch's
+    backward pass, each gradient added to the first micro-batch's (in
+    float32) as it completes; the head's right after the chunked loss. The
+    loss, weights, master weights and moments are the bits of the same
+    export without the option.
+    """
+    assert (exports / "gen_in_backward.status").read_text() == "0"
+    text = (exports / "gen_in_backward.mlir").read_text()
+    assert "optimizer step in the backward pass)" in text.splitlines()[0]
+    case = _Case("gen_in_backward")
+    out = _evaluate(ctx, exports, "gen_in_backward", case.inputs("adamw"))
+    after = _evaluate(ctx, exports, "gen", case.inputs("adamw"))
+    assert len(out) == 1 + 4 * len(case.params)
+    assert all(np.array_equal(a, b) for a, b in zip(out, after, strict=True))
+
+
+_MATMUL = re.compile(r"\blinalg\.(?:batch_)?matmul\b")
+_STATE_ARG = re.compile(r"(%arg\d+): [^,{]*\{hyperoffload\.category = \"optimizer\"")
+
+
+def _state_reads_before_last_matmul(text: str, params: list[str]) -> dict[str, bool]:
+    """
+    For each optimizer state of an export (``exp_avg.NAME`` ..., in the
+    order of `TrainSpec.state_names` over the parameters `params`), whether
+    the body first reads it before its last matmul: AdamW has none, so a
+    state read there is an update that runs before the backward pass ends.
+    """
+    header = text.index("func.func @train_step")
+    start = text.index("{\n", text.index(") -> (", header))
+    signature, body = text[header:start], text[start:]
+    args = _STATE_ARG.findall(signature)
+    kinds = ["master", "exp_avg", "exp_avg_sq"][-(len(args) // len(params)) :]
+    names = [f"{kind}.{name}" for kind in kinds for name in params]
+    assert len(names) == len(args)
+    last = max(m.start() for m in _MATMUL.finditer(body))
+    reads: dict[str, bool] = {}
+    for arg, name in zip(args, names, strict=True):
+        first = re.search(re.escape(arg) + r"\b", body)
+        assert first is not None, name
+        reads[name] = first.start() < last
+    return reads
+
+
+@pytest.mark.parametrize(
+    ("name", "twin"), [*IN_BACKWARD.items(), ("gen_in_backward", "gen")]
+)
+def test_optimizer_in_backward_interleaves_updates(
+    name: str, twin: str, exports: Path
+) -> None:
+    """
+    Without the option every optimizer state is first read after the
+    step's last matmul (the backward pass's); with it, the states of the LM
+    head and of the final norm (whose gradients the backward pass completes
+    first) and of most of the layer's weights are read before it, so their
+    updates (and a plan's prefetches and stores of them) overlap the rest of
+    the backward pass.
+    """
+    params = _Case(name).names
+    text = (exports / f"{twin}.mlir").read_text()
+    after = _state_reads_before_last_matmul(text, params)
+    assert after
+    assert not any(after.values())
+    text = (exports / f"{name}.mlir").read_text()
+    early = _state_reads_before_last_matmul(text, params)
+    assert early.keys() == after.keys()
+    for kind in ("exp_avg", "exp_avg_sq"):
+        assert early[f"{kind}.output.weight"]
+        assert early[f"{kind}.norm.weight"]
+    assert sum(early.values()) > len(early) / 2
+
+
 def test_grad_accum_matches_eager_pytorch(exports: Path, ctx: Context) -> None:
     """
     Two micro-batches (tokens and targets of (2, batch, seq)): the loss is
@@ -642,6 +752,11 @@ def test_gen_tool_tags_the_optimizer_states(exports: Path, ctx: Context) -> None
             ["--mode", "train", "--loss", "chunked", "--loss-chunks", "0"],
             "must be positive",
         ),
+        (
+            ["--mode", "train", "--optimizer-in-backward"],
+            "in the backward pass needs an optimizer (sgd or adamw)",
+        ),
+        (["--optimizer", "sgd", "--optimizer-in-backward"], "not forward"),
     ],
 )
 def test_gen_tool_rejects_bad_training_options(
