@@ -166,7 +166,7 @@ def _run(args: Sequence[str] | None) -> int:
     from hyperoffload.evaluators.numeric import random_inputs
     from hyperoffload.ir.context import make_context
     from hyperoffload.ir.diagnostics import verify_module
-    from hyperoffload.ir.parsing import parse_mlir
+    from hyperoffload.ir.engines import parse_with_engine
     from hyperoffload.passes import all_passes
     from hyperoffload.passes.collectives_to_linalg import lower_collectives
     from hyperoffload.passes.strip import StripPass
@@ -175,7 +175,7 @@ def _run(args: Sequence[str] | None) -> int:
     text = options.input.read_text()
     start = time.perf_counter()
     ctx = make_context()
-    module = parse_mlir(ctx, text, file_name)
+    module = parse_with_engine(ctx, text, file_name)
     verify_module(module)
     _progress(f"parsed {file_name} in {time.perf_counter() - start:.2f} s")
 

@@ -102,11 +102,11 @@ def load_program(path: Path, tool: str = TOOL) -> ModuleOp:
     """Parse and verify `path` (torch-mlir output included); `tool` says so."""
     from hyperoffload.ir.context import make_context
     from hyperoffload.ir.diagnostics import verify_module
-    from hyperoffload.ir.parsing import parse_mlir
+    from hyperoffload.ir.engines import parse_with_engine
 
     text = path.read_text()
     start = time.perf_counter()
-    module = parse_mlir(make_context(), text, str(path))
+    module = parse_with_engine(make_context(), text, str(path))
     verify_module(module)
     _progress(f"parsed {path} in {time.perf_counter() - start:.2f} s", tool)
     return module

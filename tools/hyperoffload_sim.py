@@ -215,11 +215,11 @@ def _load(
 
 def _program(options: argparse.Namespace, text: str | None = None) -> ModuleOp:
     """The input program, parsed and verified (what is simulated must be valid IR)."""
-    from hyperoffload.ir.parsing import parse_mlir
+    from hyperoffload.ir.engines import parse_with_engine
 
     start = time.perf_counter()
     source = options.input.read_text() if text is None else text
-    module = parse_mlir(make_context(), source, str(options.input))
+    module = parse_with_engine(make_context(), source, str(options.input))
     verify_module(module)
     _progress(f"parsed {options.input} in {time.perf_counter() - start:.2f} s")
     return module
