@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.strict_json import strict_dumps
 
@@ -41,6 +42,8 @@ ROW = '| routed MoE decode at half the experts\' weights in HBM, zipf:1.0 ("Rout
 """How the results table's routed row starts (the script rewrites the whole line)."""
 SEED_ROW = "MoE-Infinity: 2-20x over DeepSpeed-Inference, llama.cpp, Mixtral-offloading"
 BUDGET = 0.5
+TIE = 5e-4
+"""Ours within this fraction of a peer is tied with it."""
 ROUTING = "zipf:1.0"
 PEERS = ("lru", "moe-infinity", "on-demand")
 COLUMNS = ("ours", "lru", "moe-infinity")
@@ -161,7 +164,9 @@ def section(results: Json) -> str:
             demand = _at(preset["routings"][0], budgets[0])["on-demand"]
             floor = preset["bandwidth_floor_s"]
             notes.append(
-                f"- {_model(scenario)} on `{preset['hardware']}`: an all-resident "
+                f"- {_model(scenario)} on `{preset['hardware']}` "
+                f"({preset['expert_weight_bytes'] / 1e9:.2f} GB of routed experts' "
+                "weights): an all-resident "
                 f"token takes {preset['token_s'] * 1e3:.2f} ms in "
                 f"{preset['launches']:,} launches (one launch per expert: "
                 f"{preset['per_expert_token_s'] * 1e3:.2f} ms, "
@@ -171,6 +176,12 @@ def section(results: Json) -> str:
                 f"floor), and its launches take {preset['launch_floor_s'] * 1e3:.2f} "
                 f"ms; `on-demand` (no cache) {demand:.2f} tokens/s at every budget."
             )
+    for scenario in chosen:
+        for preset in scenario["presets"]:
+            notes.extend(
+                _standing(scenario, routing, budgets) for routing in preset["routings"]
+            )
+            notes.append(_physics(scenario, preset))
     within = [
         f"{row['model']} ({row['ours'] / row['all_resident'] - 1:+.1%})"
         for scenario in chosen
@@ -183,6 +194,51 @@ def section(results: Json) -> str:
         + "."
     )
     return "\n".join([*lines, "", *notes]) + "\n"
+
+
+def _standing(scenario: Json, routing: Json, budgets: list[float]) -> str:
+    """Where ours stands against the best peer at the budgets below every expert."""
+    below = [b for b in budgets if b < 1.0]
+    gaps: list[tuple[float, float, str]] = []  # (ours / best - 1, budget, peer)
+    for budget in below:
+        at = _at(routing, budget)
+        peer = max(PEERS, key=lambda p: at[p])
+        gaps.append((at["ours"] / at[peer] - 1, budget, peer))
+    ahead = sum(1 for gap, _, _ in gaps if gap > -TIE)
+    worst, best = min(gaps), max(gaps)
+    return (
+        f"- {_model(scenario)}, {routing['routing']}: ours against the best peer "
+        f"at each budget below 100%, from {worst[0]:+.1%} (`{worst[2]}`, "
+        f"{worst[1]:.1%}) to {best[0]:+.1%} (`{best[2]}`, {best[1]:.1%}); ahead or "
+        f"tied at {ahead} of {len(below)}."
+    ).replace(".0%)", "%)")
+
+
+def _physics(scenario: Json, preset: Json) -> str:
+    """Ours at half the experts' weights, zipf:1.0, against its two bounds."""
+    hardware = load_hardware(preset["hardware"])
+    link = hardware.links[hardware.offload_tier]
+    routing = next(r for r in preset["routings"] if r["routing"] == ROUTING)
+    run = next(
+        r
+        for r in routing["runs"]
+        if r["policy"] == "ours" and abs(r["budget"] - BUDGET) < 1e-9
+    )
+    moved = run["bytes_moved_per_token"]
+    link_s = moved / link.bandwidth_to_device
+    token_s = 1 / run["tokens_per_s"]
+    bound = max(link_s, preset["token_s"])
+    return (
+        f"- Physics, {_model(scenario)}: ours at {BUDGET:.0%}, {ROUTING}, moves "
+        f"{moved / 1e9:.2f} GB a token ({link_s * 1e3:.1f} ms of link at "
+        f"{link.bandwidth_to_device / 1e9:.1f} GB/s) and takes {token_s * 1e3:.1f} ms "
+        f"against {preset['token_s'] * 1e3:.2f} ms resident: "
+        + (
+            "no faster than either bound."
+            if token_s >= bound * (1 - 1e-9)
+            else "FASTER THAN A BOUND (the model is wrong)."
+        )
+    )
 
 
 def results_row(results: Json) -> str:
