@@ -5,6 +5,12 @@ between its `seed-claims` markers from the results of
 
     .venv/bin/hyperoffload-bench --suite seeds -o docs/benchmarks/seeds
     .venv/bin/python bench/seed_claims.py            # the table, from its results.json
+    .venv/bin/python bench/seed_claims.py --order --run-order  # the step's order
+
+`--order` writes the 4-layer step with and without the optimizer step in
+the backward pass (`hyperoffload-gen --optimizer-in-backward`) into
+docs/frontend.md, from docs/benchmarks/seeds/order.json (`--run-order`
+measures it: `benchmark.seeds.order_comparison`).
 
 One row per claim, at the seeds' setting (DESIGN.md section 1), each with the
 seeds' figure, ours, the best peer and the physical bound that limits it
@@ -83,6 +89,9 @@ def _peak_row(
         entry = dict[str, Any](limit=limit, ours=swept, peer=None)
     if entry is None and shorter is not None and _at_limit(shorter, limit):
         s, depth, entry = shorter, ", 4 of 32 layers", _at_limit(shorter, limit)
+    in_backward = "--optimizer-in-backward" in s.get("command", "")
+    if in_backward:
+        depth += ", optimizer step in the backward pass"
     claim = (
         f"LLaMA-8B training, peak at +{limit:.1%} (`{s['hardware']}`, "
         f"{s['remote_gb_per_s']:g} GB/s{depth})"
@@ -91,25 +100,22 @@ def _peak_row(
     if entry is None:
         return f"| {claim} | {seeds} | not run at this limit | | | |"
     ours, peer = entry["ours"], entry.get("peer")
-    bound = peak_bound(s, limit)
-    none = s["none"]["peak_hbm_bytes"]
-    reached = -ours["peak_reduction"] <= -0.42 and ours["slowdown"] <= limit
+    none, base = _none_peak(s)
+    bound = peak_bound(s, limit) - (s["none"]["peak_hbm_bytes"] - none)
+    reduction = 1 - ours["peak_hbm_bytes"] / none
+    reached = -reduction <= -0.42 and ours["slowdown"] <= limit
     best = (
         "-"
         if peer is None
-        else f"`{peer['policy']}` {-peer['peak_reduction']:+.1%} at {peer['slowdown']:+.2%}"
+        else f"`{peer['policy']}` {-_reduction(peer, s, none):+.1%} at {peer['slowdown']:+.2%}"
     )
     if reached:
         verdict = "reached"
     elif bound <= none * (1 - 0.42):
-        tail = ours["bytes_to_remote"] / (s["remote_gb_per_s"] * 1e9)
         verdict = (
             f"not reached, and the link's bound on the peak does not forbid it "
             f"({format_bytes(bound)}, {bound / none - 1:+.1%}); what blocks it "
-            f"is the step's order: the optimizer runs after the whole backward, "
-            f"and the weights and states it returns to the pool "
-            f"({format_bytes(ours['bytes_to_remote'])}) take {_secs(tail)} of "
-            f"link after it, {tail / s['none']['makespan_s']:.0%} of the step"
+            f"is {_tail(s, ours, in_backward)}"
         )
     else:
         verdict = (
@@ -119,10 +125,56 @@ def _peak_row(
             f"{1 + limit:.3f} in the step)"
         )
     return (
-        f"| {claim} | {seeds} | **{-ours['peak_reduction']:+.1%} at "
-        f"{ours['slowdown']:+.2%}** ({format_bytes(none)} -> "
+        f"| {claim} | {seeds} | **{-reduction:+.1%} at "
+        f"{ours['slowdown']:+.2%}** ({format_bytes(none)}{base} -> "
         f"{format_bytes(ours['peak_hbm_bytes'])}) | {best} "
         f"| {format_bytes(bound)} (link, offload alone) | {verdict} |"
+    )
+
+
+def _none_peak(s: dict[str, Any]) -> tuple[int, str]:
+    """
+    The peak reductions' baseline: `none`'s peak, or with the optimizer step
+    in the backward pass the lower of its and that of `none` updating after
+    the backward pass (an SSA step cannot update in place), labelled.
+    """
+    own: int = s["none"]["peak_hbm_bytes"]
+    twin: dict[str, Any] = s.get("none_updates_after") or {}
+    after: int | None = twin.get("peak_hbm_bytes")
+    if after is None or after >= own:
+        return own, ""
+    return after, (
+        f", `none` updating after the backward pass; {format_bytes(own)} "
+        "with the option"
+    )
+
+
+def _reduction(point: dict[str, Any], s: dict[str, Any], none: int) -> float:
+    """A peer's peak reduction against `none` (its own peak, from its reduction)."""
+    peak = s["none"]["peak_hbm_bytes"] * (1 - point["peak_reduction"])
+    return 1 - peak / none
+
+
+def _tail(s: dict[str, Any], ours: dict[str, Any], in_backward: bool) -> str:
+    """What the step returns to the pool after its backward pass, and its link time."""
+    step = s["none"]["makespan_s"]
+    link = s["remote_gb_per_s"] * 1e9
+    after = s.get("returned_after_backward_bytes")
+    if after is None:  # results from before the figure was measured
+        after = ours["bytes_to_remote"]
+    tail = after / link
+    if in_backward:
+        return (
+            f"the updates whose gradients complete last (the embedding's, after "
+            f"the whole backward pass): the weights and states they return to the "
+            f"pool ({format_bytes(after)}) take {_secs(tail)} of link after the "
+            f"step's last matmul, {tail / step:.0%} of the step"
+        )
+    return (
+        f"the step's order: the optimizer runs after the whole backward, "
+        f"and the weights and states it returns to the pool "
+        f"({format_bytes(after)}) take {_secs(tail)} of "
+        f"link after it, {tail / step:.0%} of the step"
     )
 
 
@@ -372,13 +424,88 @@ def claims_table(scenarios: Scenarios) -> str:
     return "\n".join(rows) + "\n"
 
 
-def replace_between(document: str, text: str) -> str:
+def replace_between(
+    document: str, text: str, begin: str = BEGIN, end: str = END
+) -> str:
     """`document` with `text` between the markers (which must be there, once each)."""
-    if document.count(BEGIN) != 1 or document.count(END) != 1:
-        raise ValueError(f"{DOCUMENT.name} needs one {BEGIN} and one {END}")
-    head, rest = document.split(BEGIN)
-    _, tail = rest.split(END)
-    return f"{head}{BEGIN}\n{text}{END}{tail}"
+    if document.count(begin) != 1 or document.count(end) != 1:
+        raise ValueError(f"the document needs one {begin} and one {end}")
+    head, rest = document.split(begin)
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n{text}{end}{tail}"
+
+
+ORDER_RESULTS = ROOT / "docs" / "benchmarks" / "seeds" / "order.json"
+ORDER_DOCUMENT = ROOT / "docs" / "frontend.md"
+ORDER_BEGIN = "<!-- optimizer-in-backward:begin -->"
+ORDER_END = "<!-- optimizer-in-backward:end -->"
+ORDER_SCENARIO = "llama3-8b-seed-training-4-layers"
+ORDER_CAPACITIES = ("32.14GB", "14.63GB")
+"""The 4-layer step's `none` peak (55.42 GB) less the seeds' 42%, and 64 GB
+scaled as the whole step's peak (242.47 GB) scales to 4 layers."""
+
+
+def order_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The step in each order: `none`, the tail it returns, ours at each capacity."""
+    capacities = list(rows[0]["ours"]) if rows else []
+    lines = [
+        "| order | `none` | returned after the last matmul | "
+        + " | ".join(
+            f"ours in {format_bytes(rows[0]['ours'][c]['capacity_bytes'])}"
+            for c in capacities
+        )
+        + " | bounds |",
+        "| --- | --- | --- | " + " | ".join("---" for _ in capacities) + " | --- |",
+    ]
+    for row in rows:
+        none = row["none"]
+        link = row["remote_gb_per_s"] * 1e9
+        tail = row["returned_after_backward_bytes"] / link
+        cells: list[str] = []
+        for c in capacities:
+            ours = row["ours"][c]
+            if "makespan_s" not in ours:
+                cells.append(ours.get("setting", "-"))
+                continue
+            over = ours["peak_hbm_bytes"] - ours["capacity_bytes"]
+            cells.append(
+                f"{_secs(ours['makespan_s'])} ({ours['slowdown']:+.1%}), peak "
+                f"{format_bytes(ours['peak_hbm_bytes'])}"
+                + ("" if ours["fits"] else f", misses by {format_bytes(over)}")
+                + f", exposed {_secs(ours['exposed_transfer_s'])}"
+            )
+        bounds = (
+            f"compute {_secs(row['flops'] / row['peak_flops'])} at peak FLOPs; "
+            + "; ".join(
+                f"{format_bytes(row['ours'][c]['capacity_bytes'])}: "
+                f"{_secs(max(0, none['peak_hbm_bytes'] - row['ours'][c]['capacity_bytes']) / link)} "
+                "of link"
+                for c in capacities
+            )
+        )
+        lines.append(
+            f"| {'in the backward pass' if row['in_backward'] else 'after the backward pass'} "
+            f"| {_secs(none['makespan_s'])}, peak {format_bytes(none['peak_hbm_bytes'])} "
+            f"| {format_bytes(row['returned_after_backward_bytes'])}: {_secs(tail)} of "
+            f"link, {tail / none['makespan_s']:.0%} of the step | "
+            + " | ".join(cells)
+            + f" | {bounds} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run_order(path: Path, log: Callable[[str], None]) -> None:
+    """Measure `order_table`'s rows (slow: two exports, one plan per capacity each)."""
+    from hyperoffload.benchmark.scenarios import Context
+    from hyperoffload.benchmark.seeds import SeedTraining, order_comparison
+    from hyperoffload.benchmark.suites import SEEDS
+
+    scenario = next(s for s in SEEDS if s.name == ORDER_SCENARIO)
+    assert isinstance(scenario, SeedTraining)
+    work = ROOT / "build" / "bench"
+    ctx = Context(work=work, out=work, log=log)
+    rows = order_comparison(scenario, ORDER_CAPACITIES, ctx)
+    path.write_text(json.dumps({"scenario": ORDER_SCENARIO, "rows": rows}, indent=1))
 
 
 def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) -> int:
@@ -387,7 +514,29 @@ def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) 
     )
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("-o", "--output", type=Path, default=DOCUMENT)
+    parser.add_argument(
+        "--order",
+        action="store_true",
+        help="instead: the step with and without the optimizer step in the "
+        f"backward pass, from {ORDER_RESULTS.name}, into docs/frontend.md",
+    )
+    parser.add_argument(
+        "--run-order",
+        action="store_true",
+        help=f"with --order: measure {ORDER_RESULTS.name} first (slow)",
+    )
     options = parser.parse_args(argv)
+    if options.order:
+        if options.run_order:
+            run_order(ORDER_RESULTS, log)
+        rows = json.loads(ORDER_RESULTS.read_text())["rows"]
+        table = order_table(rows)
+        document = ORDER_DOCUMENT.read_text()
+        ORDER_DOCUMENT.write_text(
+            replace_between(document, table, ORDER_BEGIN, ORDER_END)
+        )
+        log(table)
+        return 0
     outputs = Outputs({"--output": options.output})
     results = json.loads(options.results.read_text())
     scenarios = {s["name"]: s for s in results["scenarios"] if "error" not in s}

@@ -23,6 +23,7 @@ result = scenario.run(Context(work=Path("build/bench"), out=Path("out"), log=pri
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -64,6 +65,45 @@ def state_arguments(text: str) -> frozenset[int]:
         for index, name in _ARGUMENT.findall(text)
         if name.startswith(STATE_PREFIXES)
     )
+
+
+_RETURN = re.compile(r"^\s*(?:func\.)?return (%.*?) : (.*)$", re.MULTILINE)
+_DEFINED = re.compile(r"^\s*(%[\w.$-]+)(?::\d+)? = ", re.MULTILINE)
+_MATMUL = re.compile(r"\blinalg\.(?:batch_)?matmul\b")
+_TENSOR = re.compile(r"tensor<((?:\d+x)*)(\w+)>")
+_ELEMENT_BYTES = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "bf16": 2, "f16": 2}
+
+
+def returned_after_last_matmul(text: str) -> int:
+    """
+    Bytes of the results after the first (a training step's loss: then its
+    updated weights and states, which it returns to the pool) that the
+    step's last function defines after its last matmul: what a plan must
+    store once the backward pass is over (every update when the step updates
+    after the backward pass; with the optimizer step in the backward pass,
+    the updates whose gradients complete last).
+
+    >>> returned_after_last_matmul(
+    ...     "%a = linalg.matmul\\n%b = arith.addf\\n"
+    ...     "return %l, %a, %b : tensor<f32>, tensor<2xf32>, tensor<4x2xbf16>\\n"
+    ... )
+    16
+    """
+    found = list(_RETURN.finditer(text))
+    if not found:
+        return 0
+    ret = found[-1]
+    defined = {m.group(1): m.start() for m in _DEFINED.finditer(text[: ret.start()])}
+    matmuls = [m.start() for m in _MATMUL.finditer(text[: ret.start()])]
+    last = matmuls[-1] if matmuls else -1
+    names = [n.strip().split("#")[0] for n in ret.group(1).split(",")]
+    types = _TENSOR.findall(ret.group(2))
+    total = 0
+    for name, (dims, element) in list(zip(names, types, strict=True))[1:]:
+        if defined.get(name, -1) > last:
+            count = math.prod(int(d) for d in dims.split("x") if d)
+            total += count * _ELEMENT_BYTES.get(element, 4)
+    return total
 
 
 def bytes_at_peak(result: SimResult, buffers: frozenset[int]) -> int:
@@ -123,13 +163,17 @@ class SeedTraining:
         unlimited = load_hardware(self.preset, UNLIMITED)
         workload = load_workload(self.export.on(unlimited), ctx.work, ctx.log)
         path = ctx.work / self.export.on(unlimited).file_name()
-        states = state_arguments(path.read_text()[:1_000_000])
+        text = path.read_text()
+        states = state_arguments(text[:1_000_000])
+        tail_bytes = returned_after_last_matmul(text)
+        del text
         baseline = workload.baseline(unlimited)
         none = baseline.none
         capacity = load_hardware(self.preset, self.capacity).hbm_capacity
         ctx.log(
             f"none: {none.makespan_s:.3f} s, peak {none.peak_hbm_bytes / 1e9:.2f} GB"
         )
+        updates_after = self._updates_after(unlimited, states, ctx)
         search = PolicySearch(
             workload, baseline, max(self.limits), ctx.log, self.place_arguments
         )
@@ -157,7 +201,7 @@ class SeedTraining:
                 }
             for peer in RECOMPUTATION_PEERS:
                 fixed[peer] = _recomputing_at(search, peer, capacity)
-            fixed["hyperoffload"] = self._at_capacity(
+            fixed["hyperoffload"] = self.ours_at_capacity(
                 workload, unlimited, capacity, none, states
             )
         sweep = [
@@ -177,15 +221,37 @@ class SeedTraining:
             "parse_s": workload.parse_s,
             "tokens": spec.tokens,
             "none": _figures(none, none, states),
+            "none_updates_after": updates_after,
             "flops": _flops(baseline),
             "peak_flops": unlimited.peak("bf16"),
             "remote_gb_per_s": unlimited.links[Tier.REMOTE].bandwidth_to_device / 1e9,
             "state_bytes": _state_total(baseline, states),
+            "returned_after_backward_bytes": tail_bytes,
             "capacity_bytes": capacity,
             "limits": at_limits,
             "fixed": fixed,
             "sweep": sweep,
         }
+
+    def _updates_after(
+        self, hardware: Hardware, states: frozenset[int], ctx: Context
+    ) -> dict[str, Any] | None:
+        """
+        With the optimizer step in the backward pass, `none` on the same step
+        updating after the backward pass (None without the option). An SSA
+        step cannot update in place, so the option raises `none`'s peak (the
+        new states of the layers already updated live beside the rest of the
+        backward pass): reductions are judged against the lower of the two.
+        """
+        if not self.export.optimizer_in_backward:
+            return None
+        twin = replace(self.export, optimizer_in_backward=False).on(hardware)
+        other = load_workload(twin, ctx.work, ctx.log).baseline(hardware).none
+        ctx.log(
+            f"none, updates after the backward pass: {other.makespan_s:.3f} s, "
+            f"peak {other.peak_hbm_bytes / 1e9:.2f} GB"
+        )
+        return _figures(other, other, states)
 
     def _ours(
         self,
@@ -214,7 +280,7 @@ class SeedTraining:
         figures["target_bytes"] = best.target
         return figures
 
-    def _at_capacity(
+    def ours_at_capacity(
         self,
         workload: Workload,
         hardware: Hardware,
@@ -264,7 +330,9 @@ class SeedTraining:
     ) -> dict[str, Any]:
         """Ours in the fixed HBM with the remote link at `gb_per_s`."""
         hardware = with_remote_bandwidth(baseline.hardware, gb_per_s)
-        return self._at_capacity(workload, hardware, capacity, baseline.none, states)
+        return self.ours_at_capacity(
+            workload, hardware, capacity, baseline.none, states
+        )
 
     def sweep_peak(
         self, workload: Workload, baseline: Baseline, gb_per_s: float
@@ -373,3 +441,48 @@ def _state_total(baseline: Baseline, states: Iterable[int]) -> int:
 
 def _flops(baseline: Baseline) -> float:
     return sum(s.flops for s in baseline.stripped.steps if isinstance(s, Compute))
+
+
+def order_comparison(
+    scenario: SeedTraining, capacities: Iterable[str], ctx: Context
+) -> list[dict[str, Any]]:
+    """
+    `scenario`'s step updating after the backward pass and with the
+    optimizer step in the backward pass: `none`, what each returns to the
+    pool after its last matmul, and ours planned at each of `capacities`
+    (the planner's estimate on the graph, as the fixed-HBM rows).
+    """
+    unlimited = load_hardware(scenario.preset, UNLIMITED)
+    rows: list[dict[str, Any]] = []
+    for in_backward in (False, True):
+        step = replace(
+            scenario, export=replace(scenario.export, optimizer_in_backward=in_backward)
+        )
+        spec = step.export.on(unlimited)
+        workload = load_workload(spec, ctx.work, ctx.log)
+        text = (ctx.work / spec.file_name()).read_text()
+        states = state_arguments(text[:1_000_000])
+        after = returned_after_last_matmul(text)
+        del text
+        baseline = workload.baseline(unlimited)
+        none = baseline.none
+        row: dict[str, Any] = {
+            "in_backward": in_backward,
+            "command": spec.command,
+            "none": _figures(none, none, states),
+            "flops": _flops(baseline),
+            "peak_flops": unlimited.peak("bf16"),
+            "remote_gb_per_s": unlimited.links[Tier.REMOTE].bandwidth_to_device / 1e9,
+            "returned_after_backward_bytes": after,
+            "state_bytes": _state_total(baseline, states),
+            "ours": {},
+        }
+        for capacity in capacities:
+            at = load_hardware(scenario.preset, capacity).hbm_capacity
+            ctx.log(f"{spec.command}: ours at {capacity}")
+            row["ours"][capacity] = step.ours_at_capacity(
+                workload, unlimited, at, none, states
+            ) | {"capacity_bytes": at}
+        rows.append(row)
+        del workload, baseline
+    return rows

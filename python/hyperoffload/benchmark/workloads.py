@@ -77,6 +77,9 @@ class Export:
     """Micro-batches per training step (`hyperoffload-gen --grad-accum`)."""
     shard: int | None = None
     """One device's step of an N-way data-parallel group (`hyperoffload-gen --shard`)."""
+    optimizer_in_backward: bool = False
+    """Each update as soon as its gradient is complete (`hyperoffload-gen
+    --optimizer-in-backward`, training)."""
 
     def argv(self) -> list[str]:
         args = [self.model, "--mode", self.mode, "--dtype", self.dtype]
@@ -90,6 +93,8 @@ class Export:
             args += ["--optimizer", self.optimizer]
         if self.loss != "full":
             args += ["--loss", self.loss]
+        if self.optimizer_in_backward:
+            args.append("--optimizer-in-backward")
         for flag, value in (
             ("--layers", self.layers),
             ("--seq", self.seq),

@@ -12,6 +12,7 @@ import pytest
 
 from hyperoffload.benchmark.seeds import (
     bytes_at_peak,
+    returned_after_last_matmul,
     state_arguments,
     with_remote_bandwidth,
 )
@@ -177,3 +178,79 @@ def test_claims_table() -> None:
     assert replace_between(document, "new\n") == f"a\n{BEGIN}\nnew\n{END}\nb\n"
     with pytest.raises(ValueError, match="needs one"):
         replace_between("no markers", "new\n")
+
+
+def test_returned_after_the_last_matmul() -> None:
+    """Only the results defined after the last matmul count (not the loss)."""
+    text = (
+        "%a = linalg.matmul\n%b = arith.addf\n%c = linalg.batch_matmul\n"
+        "%d = arith.mulf\n"
+        "return %l, %a, %b, %d : tensor<f32>, tensor<2xf32>, tensor<4xbf16>, "
+        "tensor<3x2xf32>\n"
+    )
+    assert returned_after_last_matmul(text) == 3 * 2 * 4
+    assert returned_after_last_matmul("func.func @f() {}") == 0
+
+
+def test_claims_table_with_the_optimizer_in_backward() -> None:
+    """
+    With the optimizer step in the backward pass, the peak row is labelled,
+    judged against the lower `none` (updating after the backward pass) and
+    blocked by what the step still returns after its last matmul.
+    """
+    from seed_claims import claims_table
+
+    result: dict[str, Any] = {
+        **_result(),
+        "name": "llama3-8b-seed-training",
+        "hardware": "x",
+        "command": "hyperoffload-gen llama3-8b --optimizer-in-backward",
+        "none_updates_after": {"peak_hbm_bytes": 160e9, "makespan_s": 5.0},
+        "returned_after_backward_bytes": 5e9,
+        "remote_gb_per_s": 100.0,
+    }
+    row = claims_table({"llama3-8b-seed-training": result}).splitlines()[3]
+    assert "optimizer step in the backward pass" in row
+    # ours' 100 GB against the lower none, 160 GB: -37.5%, not -50%
+    assert "-37.5% at +1.00%" in row
+    assert "160.00 GB, `none` updating after the backward pass" in row
+    # 5 GB after the last matmul at 100 GB/s: 50 ms, 1% of the 5 s step
+    assert "(5.00 GB) take 50" in row
+    assert "1% of the step" in row
+
+
+def test_order_table() -> None:
+    """One row per order: the tail it returns, ours at each capacity, bounds."""
+    from seed_claims import order_table
+
+    def row(in_backward: bool, tail: float, makespan: float) -> dict[str, Any]:
+        ours = {
+            "makespan_s": makespan,
+            "slowdown": makespan / 1.0 - 1,
+            "peak_hbm_bytes": 30e9,
+            "exposed_transfer_s": makespan - 1.0,
+            "fits": makespan < 1.5,
+            "capacity_bytes": 20e9,
+        }
+        return {
+            "in_backward": in_backward,
+            "none": {"makespan_s": 1.0, "peak_hbm_bytes": 50e9},
+            "flops": 100e12,
+            "peak_flops": 400e12,
+            "remote_gb_per_s": 10.0,
+            "returned_after_backward_bytes": tail,
+            "ours": {"20GB": ours},
+        }
+
+    lines = order_table([row(False, 8e9, 2.0), row(True, 2e9, 1.25)]).splitlines()
+    assert len(lines) == 4
+    assert "ours in 20.00 GB" in lines[0]
+    assert lines[2].startswith("| after the backward pass |")
+    assert "8.00 GB: 800" in lines[2]  # 8 GB over 10 GB/s
+    assert "80% of the step" in lines[2]
+    assert "misses by 10.00 GB" in lines[2]
+    assert "(+25.0%)" in lines[3]
+    assert "misses" not in lines[3]
+    # 250 ms of FLOPs; 30 GB above 20 GB over 10 GB/s: 3 s
+    assert "compute 250" in lines[3]
+    assert "20.00 GB: 3" in lines[3]
