@@ -5,6 +5,7 @@ against `mlir-opt`.
 
     .venv/bin/python bench/upstream_corpus.py [--corpus test/upstream-corpus] [--json out.json]
     .venv/bin/python bench/upstream_corpus.py --write-docs  # docs/fuzzing.md, docs/benchmarks.md
+    .venv/bin/python bench/upstream_corpus.py --recorded out.json [--write-docs]  # a run --json wrote
 
 Each vendored test file (`test/upstream-corpus`, from llvm/llvm-project;
 see its README) is split on `// -----` as `--split-input-file` splits it,
@@ -52,10 +53,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -509,7 +512,7 @@ def summary(verdicts: Sequence[Verdict]) -> str:
         f"rejects ({len(invalid)} chunks of the `invalid.mlir` files, "
         f"{sum(v.upstream != 'accept' for v in invalid)} of them rejected by "
         f"upstream). Marked: {sum(marked.values())} ("
-        + "; ".join(f"{n} {why}" for why, n in sorted(marked.items()))
+        + "; ".join(f"{why}: {n}" for why, n in sorted(marked.items()))
         + ")."
     )
 
@@ -519,12 +522,26 @@ def docs_text(
 ) -> str:
     """What `--write-docs` writes between the markers of `page`."""
     command = "`.venv/bin/python bench/upstream_corpus.py --write-docs`"
-    if page == "fuzzing":
-        body = f"{command}: {summary(verdicts)}"
-    else:
+    said = textwrap.fill(
+        f"{command}: {summary(verdicts)}", width=76, break_on_hyphens=False
+    )
+    if page != "fuzzing":
         rows = table(verdicts, summaries).split("\n\n", 1)[0]
-        body = f"{command}:\n\n{rows}\n\n{summary(verdicts)}"
-    return f"{BEGIN}\n{body}\n{END}"
+        said = f"{rows}\n\n{said}"
+    return f"{BEGIN}\n{said}\n{END}"
+
+
+def recorded(path: Path) -> tuple[list[Verdict], list[FileSummary]]:
+    """The verdicts and the summaries by file of a run that `--json` wrote."""
+    verdicts = [Verdict(**v) for v in json.loads(path.read_text())["verdicts"]]
+    summaries: dict[str, FileSummary] = {}
+    for verdict in verdicts:
+        name = verdict.chunk.rsplit(":", 1)[0]
+        of_file = summaries.setdefault(name, FileSummary(name))
+        of_file.counts[verdict.outcome] += 1
+        of_file.unreported += not verdict.reported
+        of_file.marked += bool(verdict.marked)
+    return verdicts, list(summaries.values())
 
 
 def write_docs(verdicts: Sequence[Verdict], summaries: Sequence[FileSummary]) -> None:
@@ -548,6 +565,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hbm-capacity", default=CAPACITY, help="the target")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument(
+        "--recorded",
+        type=Path,
+        help="report (and --write-docs) the run a previous --json wrote, not a new one",
+    )
+    parser.add_argument(
         "--write-docs",
         action="store_true",
         help="write the run into docs/fuzzing.md and docs/benchmarks.md",
@@ -560,7 +582,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     outputs = Outputs({"--json": args.json})  # checked before the run
     corpus: Path = args.corpus.resolve()
-    verdicts, summaries = run_corpus(corpus, args.only, args.verbose, args.hbm_capacity)
+    if args.recorded is not None:
+        verdicts, summaries = recorded(args.recorded)
+    else:
+        verdicts, summaries = run_corpus(
+            corpus, args.only, args.verbose, args.hbm_capacity
+        )
     print(table(verdicts, summaries))
     if args.json is not None:
         outputs.put(

@@ -8,13 +8,19 @@ found, marked, and held to a located rejection, the chunks after it judged.
 
 from pathlib import Path
 
+import pytest
+import upstream_corpus
 from upstream_corpus import (
+    BEGIN,
+    END,
     agreement,
     false_accepts,
     run_corpus,
     split_chunks,
+    summary,
     table,
     upstream_verdicts,
+    write_docs,
 )
 
 CORPUS = """\
@@ -58,7 +64,7 @@ def test_chunks_keep_their_lines(tmp_path: Path) -> None:
     assert chunks[1].where == "Dialect/three.mlir:8"
 
 
-def test_verdicts(tmp_path: Path) -> None:
+def test_verdicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     verdicts, summaries = run_corpus(_corpus(tmp_path))
     assert [v.outcome for v in verdicts] == [
         "agree-accept",
@@ -78,6 +84,22 @@ def test_verdicts(tmp_path: Path) -> None:
     ]
     assert false_accepts(verdicts) == []
     assert "| total | 3 | 1 | 1 | 1 | 0 | 0 | 1 |" in table(verdicts, summaries)
+    assert summary(verdicts) == (
+        '3 chunks of 1 files: 3 agree (1 both accept, 1 both reject, 1 a located "not '
+        'supported"), 0 disagree, 0 unreported by `--split-input-file`. False '
+        "accepts: 0 of the 1 chunks upstream rejects (0 chunks of the `invalid.mlir` "
+        "files, 0 of them rejected by upstream). Marked: 1 (mlir-opt rejects it "
+        "(the file expects none): 1)."
+    )
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{BEGIN}\nold\n{END}\nafter\n")
+    monkeypatch.setattr(upstream_corpus, "DOCS", {"benchmarks": page})
+    write_docs(verdicts, summaries)
+    written = page.read_text()
+    assert written.startswith(f"before\n{BEGIN}\n| file | chunks |")
+    assert "\n`.venv/bin/python bench/upstream_corpus.py --write-docs`: 3" in written
+    assert "| total | 3 | 1 | 1 | 1 | 0 | 0 | 1 |" in written
+    assert written.endswith(f": 1).\n{END}\nafter\n")
 
 
 ABORTS = """\
