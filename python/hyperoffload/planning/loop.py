@@ -166,19 +166,23 @@ class PlanningLoop:
     def _unparked(self, trial: Trial, options: PlanOptions) -> Trial:
         """
         Where `trial` places arguments and misses its target or exposes
-        transfer time, the better of it and the plan that parks none of the
-        arguments it keeps in HBM: parking candidates change which prefix of
-        the ranking meets a target, and near the lowest targets the plan
-        without them has been seen to reach further.
+        transfer time, the best of it, the plan that parks none of the
+        arguments it keeps in HBM, and the plan that leaves every tagged
+        argument in its tier. Parking candidates change which prefix of the
+        ranking meets a target, and near the lowest targets the plan without
+        them has been seen to reach further; under a tight target on a step
+        whose weights dominate, fetching every weight from its tier beside
+        the activations has been seen to expose less than keeping some.
         """
-        if (
-            not options.place_arguments
-            or not options.park_arguments
-            or (trial.fits(trial.target) and trial.result.exposed_transfer_s <= 0)
+        if not options.place_arguments or (
+            trial.fits(trial.target) and trial.result.exposed_transfer_s <= 0
         ):
             return trial
-        unparked = replace(options, park_arguments=False)
-        return _better(trial, self._in_addresses(self._heuristic, unparked))
+        if options.park_arguments:
+            unparked = replace(options, park_arguments=False)
+            trial = _better(trial, self._in_addresses(self._heuristic, unparked))
+        in_tier = replace(options, place_arguments=False)
+        return _better(trial, self._in_addresses(self._heuristic, in_tier))
 
     def _in_addresses(
         self, plan: Callable[[PlanOptions], Trial], options: PlanOptions

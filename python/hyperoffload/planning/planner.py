@@ -6,7 +6,9 @@ Rules (from the HyperOffload seeds):
 - an argument that lives outside HBM (`hyperoffload.tier`: parameters,
   optimizer state, KV cache) is fetched before each cluster of its uses and
   released after the cluster (uses closer than `min_gap`, or than the time
-  its fetch takes, form one cluster);
+  its fetch takes, form one cluster); under a target the program misses,
+  it is kept across a gap to its next cluster where the plan leaves room
+  (`_joined`: a fetch saved);
 - a result whose `hyperoffload.tier` result attribute names a tier (updated
   optimizer state) is written back after it is produced and released after its
   last use;
@@ -766,12 +768,57 @@ class _Planner:
                 taken, peak = self._pruned(chosen, taken, peak)
             chosen = self.tiered(chosen + self.merge(chosen, taken))
             plan.optional = count > 0
+        if plan.peak_before > self.options.target >= peak:
+            chosen, peak = self._joined(chosen, peak)
         plan.values, plan.peak_after = chosen, peak
         plan.met = peak <= self.options.target
         if self.placing():
             remote = {p.info.value for p in chosen if p.initially_out}
             plan.placed = [i for i in self.tagged_arguments() if i.value not in remote]
         return plan
+
+    def _joined(
+        self, chosen: list[ValuePlan], peak: int
+    ) -> tuple[list[ValuePlan], int]:
+        """
+        `chosen` with an argument left in its tier kept in HBM across some of
+        the gaps between its clusters of uses, where the target leaves room:
+        the largest first (each join saves a fetch of its bytes), up to
+        `PRUNE_TRIES`, each kept where the peak still meets the target and
+        the step is no slower. A split at every gap that hides a fetch
+        spends link time the target does not ask for.
+        """
+        joins = sorted(
+            (
+                (plan.info.bytes, index, position, plan.gaps[position])
+                for index, plan in enumerate(chosen)
+                if plan.initially_out
+                for position in range(1, len(plan.gaps))
+            ),
+            key=lambda j: (-j[0], j[1], j[2]),
+        )
+        if not joins:
+            return chosen, peak
+        makespan = self.simulated(chosen).makespan_s
+        for _, index, _, gap in joins[:PRUNE_TRIES]:
+            plan = chosen[index]
+            at = next(k for k, g in enumerate(plan.gaps) if g is gap)
+            fetch_ops = plan.fetch_ops
+            joined = replace(
+                plan,
+                gaps=plan.gaps[:at] + plan.gaps[at + 1 :],
+                fetch_ops=None
+                if fetch_ops is None
+                else fetch_ops[:at] + fetch_ops[at + 1 :],
+            )
+            trial = [*chosen[:index], joined, *chosen[index + 1 :]]
+            result = self.simulated(trial)
+            if (
+                result.peak_hbm_bytes <= self.options.target
+                and result.makespan_s <= makespan
+            ):
+                chosen, peak, makespan = trial, result.peak_hbm_bytes, result.makespan_s
+        return chosen, peak
 
     def exposure(self, plan: ValuePlan) -> float:
         """

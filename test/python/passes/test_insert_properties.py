@@ -15,9 +15,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import main_function, program_schedules
-from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import (
     TIER_ARG_ATTR,
     PrefetchOp,
@@ -32,7 +30,8 @@ from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.move_window import MoveWindowPass
 from hyperoffload.passes.pipeline import PipelinePass
-from hyperoffload.planning.planner import PlanError, PlanOptions, plan_offload
+from hyperoffload.planning.loop import PlanningLoop
+from hyperoffload.planning.planner import PlanError
 from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.sim.policies import PolicyOptions, run_policy
 from hyperoffload.sim.schedule import Schedule
@@ -175,22 +174,22 @@ def test_placing_arguments_agrees_with_the_simulation(
     original = parse_mlir(ctx, text, "random.mlir")
     stripped, none, target = _reference(original, fraction)
     function = main_function(original, None)
-    graph = ProgramGraph.build(function, CostModel(HARDWARE))
+    insert = InsertPass(hbm_capacity=target, place_arguments=True)
+    # the loop's plan: the better of the planner's and its alternatives
+    loop = PlanningLoop.for_function(function, HARDWARE, insert.loop_options(target))
     try:
-        estimate = plan_offload(
-            graph, HARDWARE, PlanOptions(target=target, place_arguments=True)
-        )
+        estimate = loop.trial(target)
     except PlanError:
         reject()
     module = original.clone()
-    InsertPass(hbm_capacity=target, place_arguments=True).apply(ctx, module)
+    insert.apply(ctx, module)
     verify_module(module)
     assert outputs_match_reference(module)
     planned, _, _ = program_schedules(module, HARDWARE)
     result = run_policy("plan", planned, stripped, HARDWARE, None, PolicyOptions())
     assert result.peak_hbm_bytes <= none.peak_hbm_bytes
-    if all(p.initially_out for p in estimate.values):
-        assert result.peak_hbm_bytes == estimate.peak_after
+    if all(p.initially_out for p in estimate.plan.values):
+        assert result.peak_hbm_bytes == estimate.result.peak_hbm_bytes
     placed = main_function(module, None)
     arg_attrs = placed.arg_attrs.data if placed.arg_attrs else ()
     for arg, attrs in zip(placed.args, arg_attrs, strict=False):

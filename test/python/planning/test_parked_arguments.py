@@ -21,7 +21,7 @@ from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
-from hyperoffload.planning.planner import PlanOptions
+from hyperoffload.planning.planner import PlanOptions, plan_offload, plan_schedule
 from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
@@ -119,3 +119,40 @@ def test_park_arguments_false_leaves_the_weight_in_its_tier(ctx: Context):
     assert value.initially_out
     assert trial.plan.placed == []
     assert trial.result.peak_hbm_bytes == 4 * U
+
+
+# %w is read by ops 1 and 4, %h by op 5. While each op runs, everything
+# resident (w from entry, freed after op 4):
+#   op 0 x w h      3U      op 3 x w h b c   5U      op 5 x h d e  4U
+#   op 1 x w h a    4U      op 4 x w h c d   5U
+#   op 2 x w h a b  5U (a freed after)
+# At 4U %h must be out over ops 1-4 (fetched right before op 5: prefetch
+# distance 0). Left in its tier, %w is fetched before op 1 and, its uses
+# 24.6 us apart, again before op 4; but with %h out there is room for it
+# over ops 2-3.
+TWO_USES = f"""func.func @step(%x: {T}, %w: {T} {REMOTE}) -> {T} {{
+  %h = arith.mulf %x, %x : {T}
+  %a = arith.mulf %x, %w : {T}
+  %b = arith.addf %a, %a : {T}
+  %c = arith.addf %b, %b : {T}
+  %d = arith.mulf %c, %w : {T}
+  %e = arith.addf %d, %h : {T}
+  func.return %e : {T}
+}}"""
+
+
+def test_a_weight_left_in_its_tier_stays_across_a_gap_the_plan_leaves_room_for(
+    ctx: Context,
+):
+    function = main_function(parse_mlir(ctx, TWO_USES, "t.mlir"))
+    graph = ProgramGraph.build(function, CostModel(HARDWARE))
+    options = PlanOptions(target=4 * U, prefetch_distance=0)
+    plan = plan_offload(graph, HARDWARE, options)
+    gaps = {p.info.name: [(g.after, g.before) for g in p.gaps] for p in plan.values}
+    # fetched once (`_Planner._joined`), where the rules split it in two
+    assert gaps == {"%w": [(-1, 1)], "%h": [(0, 5)]}
+    assert plan.peak_before == 5 * U
+    assert plan.peak_after == 4 * U
+    schedule = plan_schedule(graph, plan, HARDWARE, 0)
+    result = simulate(schedule, HARDWARE, None)
+    assert result.bytes_to_device == 2 * U  # %w once, %h once
