@@ -254,3 +254,21 @@ def test_order_table() -> None:
     # 250 ms of FLOPs; 30 GB above 20 GB over 10 GB/s: 3 s
     assert "compute 250" in lines[3]
     assert "20.00 GB: 3" in lines[3]
+
+
+def test_order_table_in_the_docs_is_its_results() -> None:
+    """docs/frontend.md's table is `order_table` of the committed results."""
+    import json
+
+    from seed_claims import (
+        ORDER_BEGIN,
+        ORDER_DOCUMENT,
+        ORDER_END,
+        ORDER_RESULTS,
+        order_table,
+    )
+
+    rows = json.loads(ORDER_RESULTS.read_text())["rows"]
+    document = ORDER_DOCUMENT.read_text()
+    written = document.split(ORDER_BEGIN)[1].split(ORDER_END)[0]
+    assert written == "\n" + order_table(rows)
