@@ -56,6 +56,21 @@ def _read(path: Path) -> dict[str, Any] | None:
     return cast(dict[str, Any], found)
 
 
+def _ran(results: Path) -> str:
+    """A line on what ran and how long it took, from the results' `wall_s`."""
+    parts: list[str] = []
+    for name, what in (
+        ("results.json", "the suite `seeds-inference`"),
+        ("topk-decode.json", "the top-k replay"),
+    ):
+        found = _read(results / name)
+        if found is not None and isinstance(found.get("wall_s"), (int, float)):
+            parts.append(f"{what} in {found['wall_s'] / 60:.0f} min")
+    if not parts:
+        return ""
+    return f"Ran: {' and '.join(parts)} (2 shared cores).\n\n"
+
+
 def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(
         description="The seeds' inference claims into docs/benchmarks.md."
@@ -89,6 +104,7 @@ def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) 
     except (ResultsError, KeyError, TypeError) as err:
         print(f"bench/seed_inference.py: error: {results}: {err}", file=sys.stderr)
         return 1
+    table = _ran(results) + table
     if options.write_docs:
         outputs = Outputs({"--output": options.output})
         outputs.put(options.output, replace_between(document, table))

@@ -414,17 +414,26 @@ def _moe_rows(moe: Json | None) -> list[str]:
     for row in rows:
         ours, best, full = row["ours"], row["peer_tokens_per_s"], row["all_resident"]
         within = ours >= 0.95 * full
+        floor = row.get("bandwidth_floor_s")
+        bound = f"all-resident {full:.2f} tokens/s" + (
+            f"; a resident token's bytes at the HBM bandwidth take "
+            f"{format_seconds(floor)} ({1 / floor:.0f} tokens/s)"
+            if isinstance(floor, (int, float)) and floor > 0
+            else ""
+        )
+        exposed = 1 / ours - 1 / full
+        verdict = (
+            "within 5% of all-resident"
+            if within
+            else f"not within 5% of all-resident: with half the experts' weights "
+            f"out of HBM, the misses' fetches over the link add "
+            f"{format_seconds(exposed)} to a {format_seconds(1 / full)} token; "
+            f"{ours / best - 1:+.1%} against the best peer"
+        )
         out.append(
             f"| {claim}, {row['model']} | {SEED_MOE} | **{ours:.2f}** tokens/s "
             f"({ours / full - 1:+.1%} against all-resident) | `{row['peer']}` "
-            f"{best:.2f} | all-resident {full:.2f} tokens/s | "
-            + (
-                "within 5% of all-resident"
-                if within
-                else f"not within 5% of all-resident; {ours / best - 1:+.1%} "
-                "against the best peer"
-            )
-            + " |"
+            f"{best:.2f} | {bound} | {verdict} |"
         )
     return out
 

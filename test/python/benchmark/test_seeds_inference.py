@@ -196,6 +196,7 @@ def test_the_rows_come_from_the_results() -> None:
                 "peer": "moe-infinity",
                 "peer_tokens_per_s": 31.0,
                 "all_resident": 37.0,
+                "bandwidth_floor_s": 0.004,
             }
         ]
     }
@@ -225,6 +226,7 @@ def test_the_rows_come_from_the_results() -> None:
     assert "67.60 GB above HBM" in decode
     assert "**36.00** tokens/s (-2.7% against all-resident)" in routed
     assert "within 5% of all-resident" in routed
+    assert "(250 tokens/s)" in routed  # the bytes of a resident token at HBM speed
 
 
 def test_missing_inputs_are_rows_not_run() -> None:
