@@ -15,8 +15,9 @@ The seeds' inference claims at their own setting (DESIGN.md §1).
   ahead) and the on-demand peer, and the longest cache at 64 GB within 1%.
 
 ```python
-scenario = TopkDecode(kv_len=4096, lengths=(4096,))
+scenario = TopkDecode(presets=("ascend-910c",), lengths=(98_304,))
 result = scenario.run(Path("build/bench"), Path("bench/topk/selections.json"), print)
+result["presets"][0]["at_length"]["ours"]["kv_hbm_bytes"]
 ```
 """
 
