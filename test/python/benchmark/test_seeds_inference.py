@@ -308,3 +308,53 @@ def test_the_script_reports_a_bad_results_file(tmp_path: Path) -> None:
     document.write_text(f"{BEGIN}\n{END}\n")
     assert main(["--results", str(tmp_path), "-o", str(document)], log=print) == 1
     assert main(["--results", str(tmp_path / "none"), "-o", str(document)]) == 0
+
+
+def test_the_topk_rows_replay_a_small_step() -> None:
+    from hyperoffload.benchmark.seeds_inference import TopkDecode, rankings
+    from hyperoffload.sim.generation_topk import TopkStep
+    from hyperoffload.support.topk_blocks import topk_layout
+
+    prompt, calls = 100, 6
+    steps = [
+        [list(reversed(topk_layout(16, 4, 16, prompt + i).candidates))] * 2
+        for i in range(calls)
+    ]
+    recorded = {"block": 16, "sinks": 4, "recent": 16, "prompt": prompt, "topk": 2}
+    recorded |= {"layers": 2, "steps": steps}
+    step = TopkStep(
+        compute_s=0.01,
+        layers=2,
+        block_bytes=1 << 20,
+        blocks=12,
+        fixed=2,
+        topk=2,
+        entry_bytes=1024,
+        block=4096,
+        other_hbm_bytes=10**9,
+        sinks=4,
+        recent=4096,
+        kv_len=12 * 4096 - 100,
+    )
+    ranks = rankings(step, recorded)
+    candidates = set(step.candidate_blocks())
+    assert len(ranks) == calls
+    assert all(set(layer) <= candidates for call in ranks for layer in call)
+    scenario = TopkDecode(
+        kv_len=step.kv_len,
+        presets=("ascend-910c",),
+        lengths=(8 * 4096,),
+        capacity="1GB",
+        tokens=8,
+        warmup=2,
+        topk=2,
+    )
+    at = scenario._at(step, recorded, "ascend-910c")  # pyright: ignore[reportPrivateUsage]
+    assert set(at) == {"none", "ours", "ours-int8", "on-demand"}
+    assert at["none"]["kv_saved"] == 0
+    assert at["ours"]["kv_hbm_bytes"] <= at["none"]["kv_hbm_bytes"]
+    longest = scenario._longest(step, recorded, "ascend-910c", print)  # pyright: ignore[reportPrivateUsage]
+    assert [e["length"] for e in longest] == [8 * 4096, step.kv_len]
+    for entry in longest:
+        none = entry["none"]
+        assert none["fits"] == (none["hbm_bytes"] <= 10**9)
