@@ -396,16 +396,15 @@ class CostModel:
             else:
                 efficiency = hw.compute_efficiency
             if work.flops:
-                compute += work.flops / (self._peak(anchor, work.dtype) * efficiency)
+                compute += self._compute_s(anchor, work, efficiency)
             flops += work.flops
-        memory = nbytes / (hw.hbm_bandwidth * hw.memory_efficiency)
         known = all(work.known for work in members)
-        return OpCost(flops, nbytes, max(compute, memory) + hw.op_overhead_s, known)
+        return OpCost(flops, nbytes, hw.kernel_s(compute, nbytes), known)
 
-    def _peak(self, op: Operation, dtype: str) -> float:
-        """The hardware's peak for `dtype`; a located error where it has none."""
+    def _compute_s(self, op: Operation, work: OpWork, efficiency: float) -> float:
+        """The time of `work`'s FLOPs; a located error where the hardware has no peak."""
         try:
-            return self.hardware.peak(dtype)
+            return self.hardware.compute_s(work.flops, work.dtype, efficiency)
         except HardwareError as err:
             raise CostModelError(
                 diagnostic_at(op, f"{written_as(op)}: {err}")

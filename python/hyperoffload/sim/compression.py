@@ -47,10 +47,7 @@ def compression(
     scheme = Compression(scheme)
     wire = compressed_bytes(shape, scheme)
     moved = prod(shape) * element_bytes + wire
-    codec_s = (
-        moved / (hardware.hbm_bandwidth * hardware.memory_efficiency)
-        + hardware.op_overhead_s
-    )
+    codec_s = hardware.kernel_s(0.0, moved)  # memory-bound
     return Compressed(scheme, wire, codec_s)
 
 

@@ -162,6 +162,29 @@ class Hardware:
             f"{dtype} work needs; it lists {listed}"
         )
 
+    def compute_s(
+        self, flops: float, dtype: str, efficiency: float | None = None
+    ) -> float:
+        """
+        `flops` at `dtype`'s peak times `efficiency` (by default
+        `compute_efficiency`): the compute side of the roofline.
+        """
+        rate = efficiency if efficiency is not None else self.compute_efficiency
+        return flops / (self.peak(dtype) * rate)
+
+    def kernel_s(self, compute_s: float, nbytes: float) -> float:
+        """
+        The roofline, the one rule every kernel is priced by: `max(compute_s,
+        nbytes / (HBM bandwidth * memory_efficiency)) + op_overhead`. An
+        approximation: efficiencies do not depend on shape.
+
+        ```python
+        hw.kernel_s(hw.compute_s(2.0 * 4096, "bf16"), 8192)  # a 64x64 GEMV
+        ```
+        """
+        memory = nbytes / (self.hbm_bandwidth * self.memory_efficiency)
+        return max(compute_s, memory) + self.op_overhead_s
+
     def link(self, tier: str) -> Link:
         if tier not in self.links:
             raise HardwareError(

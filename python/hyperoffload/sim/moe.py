@@ -228,15 +228,11 @@ def roofline_s(
     efficiency: float | None = None,
 ) -> float:
     """
-    One kernel's time: `max(flops / (peak(dtype) * efficiency), bytes / (HBM
-    bandwidth * memory_efficiency)) + op_overhead` (`efficiency` defaults to
-    `compute_efficiency`), the formula `hyperoffload.analysis.cost` prices
-    kernels with. An approximation: efficiencies do not depend on shape.
+    One kernel's time by `Hardware.kernel_s` (the roofline
+    `hyperoffload.analysis.cost` also prices kernels with), its FLOPs at
+    `dtype`'s peak times `efficiency` (default `compute_efficiency`).
     """
-    rate = efficiency if efficiency is not None else hardware.compute_efficiency
-    compute = flops / (hardware.peak(dtype) * rate)
-    memory = nbytes / (hardware.hbm_bandwidth * hardware.memory_efficiency)
-    return max(compute, memory) + hardware.op_overhead_s
+    return hardware.kernel_s(hardware.compute_s(flops, dtype, efficiency), nbytes)
 
 
 def _check_layer(layer: MoELayer, index: int, experts: int, top_k: int) -> None:
