@@ -358,3 +358,16 @@ def test_the_topk_rows_replay_a_small_step() -> None:
     for entry in longest:
         none = entry["none"]
         assert none["fits"] == (none["hbm_bytes"] <= 10**9)
+
+
+def test_the_document_holds_what_the_results_give(tmp_path: Path) -> None:
+    """docs/benchmarks.md's table is the one the committed results render."""
+    from seed_inference import DOCUMENT, main
+
+    copy = tmp_path / "benchmarks.md"
+    copy.write_text(DOCUMENT.read_text())
+    assert main(["-o", str(copy), "--write-docs"], log=lambda _: None) == 0
+    assert copy.read_text() == DOCUMENT.read_text(), (
+        "docs/benchmarks.md is stale: run .venv/bin/python bench/seed_inference.py "
+        "--write-docs"
+    )
