@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -335,6 +335,56 @@ def test_updates_match_torch_optimizers_in_eager(step: int, size: int) -> None:
     w.grad = g.clone()
     plain.step()
     assert torch.equal(sgd_update(p, g, SGD), w.detach())
+
+
+@pytest.mark.parametrize(
+    ("kind", "dtype", "accum", "loss", "shard"),
+    [
+        ("sgd", "f32", 2, "chunked", 1),
+        ("sgd", "bf16", 1, "full", 1),
+        ("adamw", "f32", 1, "full", 2),
+        ("adamw", "bf16", 2, "full", 1),
+        ("adamw", "bf16", 2, "chunked", 2),
+    ],
+)
+def test_optimizer_in_backward_in_eager(
+    kind: str, dtype: str, accum: int, loss: str, shard: int
+) -> None:
+    """
+    The step run eagerly (`TrainStepFn`, no export) with and without the
+    optimizer step in the backward pass: the same tensors, bit for bit,
+    for SGD and AdamW, float32 and bfloat16 (master weights), one or two
+    micro-batches, the full or chunked loss, sharded or not. Every
+    parameter's hook fired (`_Update.results` checks that none is missing).
+    """
+    from hyperoffload.frontend.train_step import TrainStepFn
+    from hyperoffload.frontend.training import LossSpec
+
+    def step(in_backward: bool) -> tuple[Any, ...]:
+        torch.manual_seed(0)
+        cfg = replace(get_config("tiny-llama"), n_layers=2)
+        precision = torch.bfloat16 if dtype == "bf16" else torch.float32
+        model = build_model(cfg).to(precision)
+        chunks = LossSpec(cast(Any, loss), CHUNKS if loss == "chunked" else None)
+        optimizer = OptimizerSpec(cast(Any, kind))
+        spec = TrainSpec(optimizer, accum, chunks, shard=shard, in_backward=in_backward)
+        shape = (accum, BATCH, SEQ) if accum > 1 else (BATCH, SEQ)
+        tokens = torch.randint(0, cfg.vocab_size, shape)
+        targets = torch.randint(0, cfg.vocab_size, shape)
+        params = [p.detach().clone().requires_grad_() for p in model.parameters()]
+        args: list[Any] = [torch.tensor(STEP)] if kind == "adamw" else []
+        args += params
+        if kind == "adamw":
+            shapes = [spec.shard_shape(p.shape) for p in params]
+            if precision != torch.float32:
+                args += [torch.randn(s) for s in shapes]
+            args += [1e-3 * torch.randn(s) for s in shapes]
+            args += [1e-6 * torch.rand(s) for s in shapes]
+        return TrainStepFn(model, spec)(tokens, targets, *args)
+
+    after, during = step(False), step(True)
+    assert len(during) == len(after)
+    assert all(torch.equal(a, b) for a, b in zip(after, during, strict=True))
 
 
 # ------------------------------------------------------------- exported steps
