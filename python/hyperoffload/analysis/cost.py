@@ -37,13 +37,10 @@ from typing import cast
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
-    IndexType,
-    IntegerType,
     MemRefType,
     TensorType,
     UnrankedMemRefType,
     UnrankedTensorType,
-    VectorType,
 )
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.attrs import IteratorType
@@ -54,6 +51,7 @@ from xdsl.traits import SymbolTable
 from hyperoffload.dialects.collectives import CollectiveOp
 from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.dialects.provenance import written_as
+from hyperoffload.ir import sizes
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.sim.hardware import Hardware, HardwareError
 
@@ -81,18 +79,13 @@ class CostModelError(ValueError):
 
 
 def element_bytes(element_type: Attribute) -> int:
-    """Bytes of one element; i1 and other sub-byte types take a byte."""
-    if isinstance(element_type, AnyFloat):
-        return max(1, element_type.bitwidth // 8)
-    if isinstance(element_type, IntegerType):
-        width: int = element_type.bitwidth
-        return max(1, (width + 7) // 8)
-    if isinstance(element_type, IndexType):
-        return 8
-    if isinstance(element_type, VectorType):  # a vector element: all of its lanes
-        vector = cast(VectorType[Attribute], element_type)
-        return prod(vector.get_shape()) * element_bytes(vector.element_type)
-    raise CostModelError(f"the element type {element_type} has no size the model knows")
+    """Bytes of one element (`hyperoffload.ir.sizes`); an error for a type without a size."""
+    size = sizes.element_bytes(element_type)
+    if size is None:
+        raise CostModelError(
+            f"the element type {element_type} has no size the model knows"
+        )
+    return size
 
 
 _DTYPE_NAMES: dict[Attribute, str] = {}
@@ -127,18 +120,18 @@ def tensor_bytes(value: SSAValue, op: Operation) -> int:
     known = _SIZES.get(value_type)
     if known is not None:
         return known
-    shape = value_type.get_shape()
-    where = diagnostic_at(op, f"cannot size {value_type} of {written_as(op)}")
-    if any(dim < 0 for dim in shape):
-        raise CostModelError(
-            f"{where}: dynamic shapes are not supported (export with static shapes)"
-        )
-    try:
-        element = element_bytes(value_type.element_type)
-    except CostModelError as err:
-        raise CostModelError(f"{where}: {err} (not supported)") from None
-    size = prod(shape) * element
-    if size >= 1 << 63:
+    size = sizes.tensor_bytes(value_type)
+    if size is None or size >= 1 << 63:
+        where = diagnostic_at(op, f"cannot size {value_type} of {written_as(op)}")
+        if any(dim < 0 for dim in value_type.get_shape()):
+            raise CostModelError(
+                f"{where}: dynamic shapes are not supported (export with static shapes)"
+            )
+        if size is None:
+            raise CostModelError(
+                f"{where}: the element type {value_type.element_type} has no size "
+                "the model knows (not supported)"
+            )
         raise CostModelError(
             f"{where}: its size, {size} B, overflows 64 bits (not supported)"
         )

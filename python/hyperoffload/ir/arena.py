@@ -35,7 +35,6 @@ regions, ...) keep the buffer bufferization allocates for them.
 """
 
 from collections.abc import Callable, Sequence
-from math import prod
 from typing import cast
 
 from xdsl.dialects import arith, memref, tensor
@@ -61,6 +60,7 @@ from xdsl.ir.affine import AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from hyperoffload.ir import sizes
 from hyperoffload.ir.diagnostics import diagnostic_at
 
 ARENA_ATTR = "hyperoffload.arena_bytes"
@@ -79,18 +79,9 @@ def static_tensor(typ: Attribute) -> TensorType[Attribute] | None:
 
 
 def tensor_bytes(typ: Attribute) -> int | None:
-    """Bytes of a static tensor (a sub-byte element takes a byte); else None."""
+    """Bytes of a static tensor (`hyperoffload.ir.sizes`); else None."""
     value_type = static_tensor(typ)
-    if value_type is None:
-        return None
-    element = value_type.element_type
-    if isinstance(element, AnyFloat | IntegerType):
-        width = element.bitwidth
-    elif isinstance(element, IndexType):
-        width = 64
-    else:
-        return None
-    return prod(value_type.get_shape()) * max(1, (width + 7) // 8)
+    return None if value_type is None else sizes.tensor_bytes(value_type)
 
 
 def _is_fill(op: Operation) -> bool:
