@@ -23,6 +23,9 @@ _COLORS = {
     "activation-pass": "tab:purple",
     "hyperoffload": "tab:blue",
     "hyperoffload, arguments in tier": "tab:cyan",
+    "checkpoint-blocks": "tab:olive",
+    "megatron-selective": "tab:pink",
+    "memory-budget": "darkgoldenrod",
     "plan": "tab:blue",
     "flexgen": "tab:brown",
     "ours": "tab:blue",
@@ -165,5 +168,39 @@ def write_budget_throughput_plot(
     axis.set_xlabel("HBM budget for routed experts (GB)")
     axis.set_ylabel("tokens/s (log scale)")
     axis.set_yscale("log")
+    axis.set_title(textwrap.fill(title, 70), fontsize="medium")
+    _save(plt, figure, axis, path)
+
+
+def write_curves_plot(
+    curves: dict[str, list[tuple[float, int]]],
+    floor: int,
+    path: Path,
+    title: str,
+) -> None:
+    """
+    Each policy's trade-off curve (`hyperoffload.benchmark.tradeoff`): at
+    each target it meets, its peak HBM against its slowdown, one line per
+    policy; the return floor dashed.
+    """
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for policy, points in curves.items():
+        if points:
+            axis.plot(
+                [max(slowdown, 1e-4) * 100 for slowdown, _ in points],
+                [peak / 1e9 for _, peak in points],
+                marker="o",
+                markersize=4,
+                linewidth=2.5 if policy == "hyperoffload" else 1.2,
+                label=policy,
+                color=_COLORS.get(policy),
+            )
+    axis.axhline(
+        floor / 1e9, color="grey", linestyle="--", label="results held at return"
+    )
+    axis.set_xscale("log", base=10)
+    axis.set_xlabel("slowdown over none (%, log scale)")
+    axis.set_ylabel("peak HBM (GB)")
     axis.set_title(textwrap.fill(title, 70), fontsize="medium")
     _save(plt, figure, axis, path)

@@ -1,0 +1,89 @@
+"""
+The trade-off curve on the 2-layer versions of the suite's training rows:
+at each HBM target from the unconstrained peak down to the largest single-op
+working set, ours (`hyperoffload-pipeline` planned for the target) is at
+most half a point slower than every peer that meets the target, each peer
+at its best setting there (`hyperoffload.benchmark.tradeoff`). Each program
+is planned as its suite row plans it (`place_arguments` where the row sets
+it); ascend-910c. Needs the `torch` extra for the exports.
+
+Targets below the return floor (the results the program must hold in HBM
+when it returns) are left out: a runtime meets them only by ending results
+in the pool. Where ours still loses, the case is a strict expected failure
+whose reason gives what `bench/tradeoff_curves.py` measured (the same
+programs, settings and targets): it fails the run once ours wins there.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from hyperoffload.benchmark.peers import OURS
+from hyperoffload.benchmark.tradeoff import TradeoffSweep, targets
+from hyperoffload.benchmark.workloads import Export, load_workload
+from hyperoffload.sim.hardware import load_hardware
+
+TOLERANCE = 0.005
+"""Ours may be this much slower than a peer at a target (half a point)."""
+TARGETS = 6
+
+CASES = {
+    # the quick suite's training row
+    "tiny-llama train": pytest.param(
+        Export("tiny-llama", "train", seq=16, dtype="f32"),
+        False,
+        marks=pytest.mark.xfail(
+            strict=True,
+            raises=AssertionError,
+            reason="at the unconstrained peak ours, its arguments in their tier "
+            "as the row has them, is +0.55%; megatron-selective and "
+            "memory-budget, judged with the arguments resident, +0.00%",
+        ),
+    ),
+    # LLaMA-3-8B's row (seq 2048) with 2 of its 32 layers, and a shorter step
+    "llama3-8b 2 layers seq 2048": pytest.param(
+        Export("llama3-8b", "train", layers=2, seq=2048),
+        True,
+        marks=pytest.mark.xfail(
+            strict=True,
+            raises=AssertionError,
+            reason="at 5.32 GB ours is +115.11% where runtime-prefetch is "
+            "+69.16%; at 3.98 GB and 3.31 GB (above the 2.99 GB return floor) "
+            "no plan of ours meets the target; memory-budget's plan at the "
+            "peak runs -0.64% (faster than the program unplanned)",
+        ),
+    ),
+    "llama3-8b 2 layers seq 128": pytest.param(
+        Export("llama3-8b", "train", layers=2, seq=128),
+        True,
+        marks=pytest.mark.xfail(
+            strict=True,
+            raises=AssertionError,
+            reason="weights dominate an 8 ms step: at 5.15 GB and 4.35 GB "
+            "runtime-prefetch is +375.22% and +604.68% where ours is "
+            "+413.77% and +768.59%",
+        ),
+    ),
+    # GPT-3 175B's one-layer row, with 2 layers
+    "gpt3-175b 2 layers seq 2048": pytest.param(
+        Export("gpt3-175b", "train", layers=2, seq=2048), True
+    ),
+}
+
+
+@pytest.mark.parametrize(("export", "place_arguments"), CASES.values(), ids=list(CASES))
+def test_ours_is_on_or_below_every_peer_curve(
+    export: Export, place_arguments: bool, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    work = Path(tmp_path_factory.getbasetemp()) / "tradeoff-exports"
+    hardware = load_hardware("ascend-910c")
+    workload = load_workload(export.on(hardware), work, lambda _: None)
+    baseline = workload.baseline(hardware)
+    sweep = TradeoffSweep(workload, baseline, place_arguments, lambda _: None)
+    curves = sweep.run(targets(baseline.none, TARGETS))
+    # the sweep spans the curve: ours meets the top target, at no cost
+    top = curves.points[OURS][0]
+    assert top.slowdown is not None
+    assert top.slowdown <= TOLERANCE
+    losses = [loss.describe() for loss in curves.losses(TOLERANCE)]
+    assert not losses, "\n".join([curves.table(), *losses])
