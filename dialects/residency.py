@@ -210,7 +210,7 @@ def _check_detach(detach: DetachOp, positions: _Positions, error: ErrorFactory) 
         return None
 
     before: list[Operation] = []
-    after: list[Operation] = []
+    after: list[tuple[int, Operation]] = []  # (position, user): the first is blamed
     for use in value.uses:
         user = use.operation
         where = placed(user)
@@ -221,10 +221,10 @@ def _check_detach(detach: DetachOp, positions: _Positions, error: ErrorFactory) 
             if ancestor is user:  # a use that runs before the detach, always
                 before.append(user)
         else:
-            after.append(user)
+            after.append((positions.of(ancestor), user))
     if not after:
         return
-    user = after[0]
+    user = min(after, key=lambda a: a[0])[1]  # in program order, not use order
     branch = _branch_of(detach)
     note = (
         ""

@@ -26,8 +26,13 @@ GOOD = ("ok", "diagnosed")
 """Outcomes that are not bugs: the tool succeeded, or said what is wrong."""
 
 BAD = (
-    "traceback", "crash", "hang", "undiagnosed", "mismatch", "invariant", "execution-error"
+    "traceback", "crash", "hang", "undiagnosed", "unlocated", "mismatch", "invariant",
+    "execution-error",
 )  # fmt: skip
+
+
+MARKS = ("internal error", "Traceback (most recent call last)")
+"""Texts counted in every case's output (`Tally.marks`): none should appear."""
 
 
 def innermost_frame(error: BaseException) -> str:
@@ -64,6 +69,8 @@ class Tally:
     )
     seconds: dict[str, float] = field(default_factory=dict[str, float])
     """Time spent in each group's cases (in the workers)."""
+    marks: Counter[str] = field(default_factory=Counter[str])
+    """Cases by what their output shows, whatever their outcome (`internal error`)."""
 
     def add(
         self,
@@ -73,9 +80,12 @@ class Tally:
         save: dict[str, str] | None = None,
         case_name: str = "",
         seconds: float = 0.0,
+        output: str = "",
     ) -> None:
         """Count a case; save its files (name -> content) if it is a new enough failure."""
         self.seconds[group] = self.seconds.get(group, 0.0) + seconds
+        for mark in MARKS:
+            self.marks[mark] += mark in output
         self.counts[outcome] += 1
         self.by_group[group, outcome] += 1
         if outcome in GOOD:
@@ -102,6 +112,8 @@ class Tally:
         print(f"\n== {title}: {total} cases in {seconds:.0f} s", file=file)
         for outcome, count in sorted(self.counts.items(), key=lambda kv: -kv[1]):
             print(f"  {outcome:12} {count}", file=file)
+        marks = ", ".join(f"{self.marks[m]} with {m!r}" for m in MARKS)
+        print(f"  output: {marks}", file=file)
         groups = sorted({g for g, _ in self.by_group})
         if len(groups) > 1:
             print("  by group:", file=file)
@@ -130,6 +142,7 @@ class Tally:
                 {
                     "seconds": round(seconds, 1),
                     "counts": dict(self.counts),
+                    "marks": {m: self.marks[m] for m in MARKS},
                     "by_group": {f"{g}/{o}": c for (g, o), c in self.by_group.items()},
                     "failures": [
                         {

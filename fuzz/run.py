@@ -21,10 +21,11 @@ forked worker, stdout and stderr captured, with a timeout. Groups of cases:
 - `hardware`: a mutated hardware TOML through `hyperoffload-sim
   --hardware` or the pipeline's `hardware=` option.
 
-Outcomes: `ok` (exit 0), `diagnosed` (exit 1 with an `error:` line),
-`traceback` (an internal error or an exception escaping `main`), `crash`
-(the worker died), `hang` (past the timeout), `undiagnosed` (a failure
-without an `error:` line). Every case that is not ok or diagnosed is saved
+Outcomes: `ok` (exit 0), `diagnosed` (exit 1 with a located `error:`
+line), `unlocated` (an `error:` line that names no place in the input nor
+the argument at fault: `unlocated`), `traceback` (an internal error or an
+exception escaping `main`), `crash` (the worker died), `hang` (past the
+timeout), `undiagnosed` (a failure without an `error:` line). Every case that is not ok or diagnosed is saved
 under `--out` as a reproducer (`fuzz.report`). Case `i` of seed `s` is the
 same on every run: `--only i` runs it again.
 """
@@ -37,6 +38,7 @@ import io
 import json
 import os
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -409,11 +411,49 @@ def _tool_main(tool: str) -> Callable[[Sequence[str]], int]:
     return main
 
 
+_AT_LINE = re.compile(r"^(?P<file>[^\s:]+):\d+(:\d+)?: error: ")
+_AT_FILE = re.compile(r"^(?P<file>[^\s:]+): error: ")
+DATA_SUFFIXES = (".json", ".toml")
+"""Inputs whose diagnostics may name a key path rather than a line."""
+
+
+def unlocated(stderr: str, files: Sequence[str], args: Sequence[str]) -> str:
+    """
+    `""` when the first `error:` line of `stderr` is located, else that line.
+    Located: it names an input file and a line in it (`input.mlir:7:3: error:`,
+    `hw.toml:10: error:`), or a data file (JSON, TOML) by name, its key path
+    in the message (`schedule.json: error: ... buffers[2]: ...`); an error
+    of the command line (`hyperoffload-opt: error: ...`) quotes the option
+    or value at fault (a word of the arguments that is not an input file).
+    """
+    lines = [x for x in stderr.splitlines() if "error:" in x]
+    if not lines:
+        return ""
+    first = lines[0]
+    if (match := _AT_LINE.match(first)) and match["file"] in files:
+        return ""
+    match = _AT_FILE.match(first)
+    if match is None:
+        return first
+    if match["file"] in files:
+        return "" if match["file"].endswith(DATA_SUFFIXES) else first
+    words = {
+        word
+        for arg in args
+        if arg not in files
+        for word in re.split(r"[\s{}=,\"']+", arg)
+        if len(word) > 1 and word not in files
+    }
+    return "" if any(word in stderr for word in words) else first
+
+
 def classify(
     status: int | None,
     stderr: str,
     internal: Sequence[BaseException],
     escaped: BaseException | None,
+    files: Sequence[str] = (),
+    args: Sequence[str] = (),
 ) -> tuple[str, str, str]:
     """(outcome, signature, traceback) of a finished run."""
     error = escaped or (internal[0] if internal else None)
@@ -428,6 +468,10 @@ def classify(
     if status == 0:
         return "ok", "", ""
     if "error:" in stderr:
+        line = unlocated(stderr, files, args)
+        if line:
+            signature = re.sub(r"\d+", "N", line)[:160]
+            return "unlocated", signature, stderr
         return "diagnosed", "", ""
     return "undiagnosed", f"exit {status} without an error line", ""
 
@@ -463,7 +507,9 @@ def run_case(case: Case) -> Result:
         os.chdir(here)
         shutil.rmtree(folder, ignore_errors=True)
     stderr = err.getvalue()
-    outcome, signature, text = classify(status, stderr, internal, escaped)
+    outcome, signature, text = classify(
+        status, stderr, internal, escaped, list(case.files), case.args
+    )
     return Result(
         outcome, status, stderr[-4000:], signature, text, time.perf_counter() - start
     )
@@ -550,7 +596,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             spent = 0.0 if isinstance(result, Died) else result.seconds
             about = f"{case.group} {case.seed_name}: {case.tool} {' '.join(case.args)}"
             slowest = sorted([*slowest, (spent, case.index, about)], reverse=True)[:8]
-            tally.add(case.group, outcome, signature, save, f"{case.index}", spent)
+            output = "" if isinstance(result, Died) else result.stderr
+            tally.add(
+                case.group, outcome, signature, save, f"{case.index}", spent, output
+            )
             if log is not None:
                 entry = {"case": case.index, "group": case.group, "outcome": outcome}
                 entry |= {"signature": signature, "seconds": round(spent, 3)}
@@ -585,6 +634,7 @@ __all__ = [
     "main",
     "make_case",
     "run_case",
+    "unlocated",
 ]
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ minimise `alpha * T_exposed + beta * M_peak` (the seeds' Algorithm 1).
 
 Windows: a `prefetch` may go anywhere after the remote copy it reads exists
 (after the `store` that makes it, or the function start for an argument) and
-before its first consumer; a `store` goes right after its producer; a
+before its first consumer (`hyperoffload.planning.fetch_windows`, the rule's
+one home, which the planner's placement shares); a `store` goes right after
+its producer; a
 `detach` right after the last use of its tensor or of a view of it (a
 `tensor.collapse_shape` shares its buffer). Prefetches are placed by
 `hyperoffload.planning.placement`: just in time for their consumer on the link's copy
@@ -29,56 +31,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
-from hyperoffload.analysis.compression import value_compression
-from hyperoffload.analysis.cost import CostModel, tensor_bytes
+from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import extract_schedule
 from hyperoffload.analysis.lifetimes import ProgramGraph
-from hyperoffload.dialects.hyperoffload import (
-    OFFLOAD_OPS,
-    PrefetchOp,
-    RemoteType,
-    StoreOp,
-)
+from hyperoffload.dialects.hyperoffload import OFFLOAD_OPS, PrefetchOp
 from hyperoffload.passes.options import MoveWindowOptions
 from hyperoffload.planning.arrange import Skeleton, offload_positions, reorder, restore
-from hyperoffload.planning.placement import (
-    MoveOptions,
-    PrefetchWindow,
-    keeps,
-    place_prefetches,
-)
-from hyperoffload.sim.compression import transfer_time
+from hyperoffload.planning.fetch_windows import prefetch_windows
+from hyperoffload.planning.placement import MoveOptions, keeps, place_prefetches
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.simulator import simulate
-
-
-def _windows(
-    skeleton: Skeleton, prefetches: list[PrefetchOp], hardware: Hardware
-) -> list[PrefetchWindow]:
-    windows: list[PrefetchWindow] = []
-    for prefetch in prefetches:
-        users = [skeleton.holder(use.operation) for use in prefetch.result.uses]
-        users = [u for u in users if u is not None]
-        current = skeleton.position_of(prefetch)
-        source = prefetch.source
-        earliest = 0
-        if isinstance(source.owner, StoreOp):
-            earliest = skeleton.producer_of_operand(source.owner) + 1
-        if not users:
-            windows.append(PrefetchWindow(current, current, 0, 0.0, "", current))
-            continue
-        assert isinstance(source.type, RemoteType)
-        nbytes = tensor_bytes(prefetch.result, prefetch)
-        link = hardware.link(source.type.tier)
-        compressed = value_compression(prefetch.result, prefetch.compress, hardware)
-        duration = transfer_time(link, nbytes, True, compressed)
-        latest = max(min(users), earliest)
-        windows.append(
-            PrefetchWindow(
-                earliest, latest, nbytes, duration, source.type.tier, current
-            )
-        )
-    return windows
 
 
 @dataclass(frozen=True)
@@ -109,7 +71,7 @@ def move_window(function: FuncOp, hardware: Hardware, options: MoveOptions) -> N
     times = [op_time[o] for o in skeleton.ops]
     start = np.concatenate(([0.0], np.cumsum(times)))
     live = np.array([live_by_op[o] for o in skeleton.ops], dtype=np.int64)
-    windows = _windows(skeleton, prefetches, hardware)
+    windows = prefetch_windows(skeleton, prefetches, hardware)
     target = hardware.hbm_capacity
     moved = place_prefetches(windows, start, live, target, options)
     positions = offload_positions(

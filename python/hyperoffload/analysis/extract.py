@@ -295,6 +295,7 @@ class _Extractor:
         cost = self.fusion.cost(op)
         reads: list[int] = []
         allocs: list[int] = []
+        readers: dict[int, tuple[str, str]] = {}
         for operand in self.fusion.reads(op):
             if operand in self.fresh:  # the op writes its result into a new buffer
                 continue
@@ -313,6 +314,12 @@ class _Extractor:
                 allocs.append(buffer)
             self._read(buffer)
             reads.append(buffer)
+            reader = self._reader(op, operand)
+            if reader is not op:  # a producer fused into op's kernel reads it
+                readers[buffer] = (
+                    generalised_from(reader) or reader.name,
+                    location_of(reader),
+                )
         outs = self._outs(op)
         for position, result in enumerate(op.results):
             if tensor_type(result) is None:
@@ -342,8 +349,17 @@ class _Extractor:
                 reads,
                 allocs,
                 stream="interconnect" if isinstance(op, CollectiveOp) else "compute",
+                readers=readers,
             )
         )
+
+    def _reader(self, op: Operation, value: SSAValue) -> Operation:
+        """The op of `op`'s kernel (fused producers, then `op`) that reads `value`."""
+        kernel = self.fusion.kernels.get(op)
+        for member in [*kernel.members, op] if kernel is not None else [op]:
+            if value in member.operands:
+                return member
+        return op
 
     def _outs(self, op: Operation) -> list[SSAValue]:
         if isinstance(op, LinalgStructuredOperation):

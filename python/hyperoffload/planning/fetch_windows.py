@@ -1,15 +1,25 @@
 """
-Move-window on a plan, before any IR exists: each fetch of a plan moves
-within its legal window (`hyperoffload.planning.placement`), on the program
-graph's op times and the memory timeline of the plan's schedule.
+Fetch windows, the one home of the rule: where a fetch (a prefetch) may be
+issued (`fetch_window`), for a plan before any IR exists (`place_fetches`)
+and for the `hyperoffload.prefetch` ops of a function
+(`prefetch_windows`, which `hyperoffload-move-window` places).
 
 A fetch may start once the copy it reads exists (after the producer for a
-stored value, at entry for an argument) and no earlier than the use before
-its gap (the copy it replaces is still resident until then), and must end
-before the use after the gap. If the placed plan costs more than the plan as
-inserted (`alpha * T_exposed + beta * M_peak`: `placement.keeps`), or passes
-a target that one met while memory has a weight, the inserted positions stay
-(two simulations, not one per candidate).
+stored value, after the `store` that makes it, at entry for an argument) and
+no earlier than the use before its gap (the copy it replaces is still
+resident until then), and must end before its first consumer (the use after
+the gap), at least an annotated `prefetch_distance` of ops ahead. Each
+window moves within its bounds (`hyperoffload.planning.placement`), on the
+program graph's op times and the memory timeline. If the placed plan costs
+more than the plan as inserted (`alpha * T_exposed + beta * M_peak`:
+`placement.keeps`), or passes a target that one met while memory has a
+weight, the inserted positions stay (two simulations, not one per
+candidate).
+
+```mlir
+%h = hyperoffload.store %a : ...        // the copy exists after %a's producer
+%w = hyperoffload.prefetch %h : ...     // window: after that, up to its first user
+```
 
 ```python
 placed = place_fetches(graph, plan, hardware, target, MoveOptions())
@@ -24,8 +34,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hyperoffload.analysis.compression import value_compression
+from hyperoffload.analysis.cost import tensor_bytes
 from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
+from hyperoffload.dialects.hyperoffload import PrefetchOp, RemoteType, StoreOp
 from hyperoffload.planning.annotated import annotated_prefetch_distance
+from hyperoffload.planning.arrange import Skeleton
 from hyperoffload.planning.placement import (
     MoveOptions,
     PrefetchWindow,
@@ -34,10 +47,11 @@ from hyperoffload.planning.placement import (
 )
 from hyperoffload.planning.planner import Plan, plan_schedule
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.sim.compression import transfer_time
+from hyperoffload.sim.compression import Compressed, transfer_time
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, simulate
+from hyperoffload.support.tiers import Tier
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,55 @@ class PlacedPlan:
     """Whether the placed positions were kept (else the inserted ones)."""
 
 
+def fetch_window(
+    hardware: Hardware,
+    fetch: tuple[Tier, int, Compressed | None],
+    exists: int,
+    before: int,
+    current: int,
+    after: int = -1,
+    lead: int = 0,
+) -> PrefetchWindow:
+    """
+    The window of a `fetch` (its tier, bytes, whether compressed) over the
+    tier's link: from op `exists` (the copy it reads exists) and after op
+    `after` (the use before its gap) to op `before - lead` (its consumer,
+    `lead` ops ahead), never before its earliest position.
+    """
+    tier, nbytes, compressed = fetch
+    duration = transfer_time(hardware.link(tier), nbytes, True, compressed)
+    earliest = max(exists, after + 1)
+    latest = max(before - lead, earliest)
+    return PrefetchWindow(earliest, latest, nbytes, duration, tier, current)
+
+
+def prefetch_windows(
+    skeleton: Skeleton, prefetches: list[PrefetchOp], hardware: Hardware
+) -> list[PrefetchWindow]:
+    """
+    The window of each `hyperoffload.prefetch` of `prefetches` (in skeleton
+    positions); one with no user stays where it is.
+    """
+    windows: list[PrefetchWindow] = []
+    for prefetch in prefetches:
+        users = [skeleton.holder(use.operation) for use in prefetch.result.uses]
+        users = [u for u in users if u is not None]
+        current = skeleton.position_of(prefetch)
+        if not users:
+            windows.append(PrefetchWindow(current, current, 0, 0.0, "", current))
+            continue
+        source = prefetch.source
+        exists = 0
+        if isinstance(source.owner, StoreOp):
+            exists = skeleton.producer_of_operand(source.owner) + 1
+        assert isinstance(source.type, RemoteType)
+        nbytes = tensor_bytes(prefetch.result, prefetch)
+        compressed = value_compression(prefetch.result, prefetch.compress, hardware)
+        fetch = (source.type.tier, nbytes, compressed)
+        windows.append(fetch_window(hardware, fetch, exists, min(users), current))
+    return windows
+
+
 def _windows(
     plan: Plan, hardware: Hardware, distance: int
 ) -> list[tuple[ValuePlan, int, PrefetchWindow]]:
@@ -62,15 +125,18 @@ def _windows(
         info = value_plan.info
         tier = value_plan.copy_tier(hardware.offload_tier)
         compressed = value_compression(info.value, value_plan.compress, hardware)
-        duration = transfer_time(hardware.link(tier), info.bytes, True, compressed)
         exists = info.producer + 1 if value_plan.stored else 0
+        lead = annotated_prefetch_distance(info.value)
         for index, gap in enumerate(value_plan.gaps):
-            earliest = max(exists, gap.after + 1)
             current = value_plan.fetch_op(index, distance)
-            annotated = annotated_prefetch_distance(info.value)
-            latest = max(gap.before - annotated, earliest)
-            window = PrefetchWindow(
-                earliest, latest, info.bytes, duration, tier, current
+            window = fetch_window(
+                hardware,
+                (tier, info.bytes, compressed),
+                exists,
+                gap.before,
+                current,
+                after=gap.after,
+                lead=lead,
             )
             windows.append((value_plan, index, window))
     windows.sort(key=lambda w: w[2].current)  # stable: plan order at one position

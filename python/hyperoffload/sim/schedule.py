@@ -81,6 +81,11 @@ class Compute:
     kind: Literal["compute"] = "compute"
     stream: Stream = "compute"
     """`interconnect`: a collective, run beside the compute stream."""
+    readers: dict[int, tuple[str, str]] = field(
+        default_factory=dict[int, tuple[str, str]], compare=False, repr=False
+    )
+    """(name, loc) of the op that reads a buffer where it is not this step's
+    op (one fused into its kernel), for diagnostics; not written to JSON."""
 
 
 @dataclass
@@ -267,6 +272,7 @@ _BUFFER_KINDS: tuple[str, ...] = get_args(BufferKind)
 def _step_json(step: Step) -> dict[str, Any]:
     """A step's JSON object; an uncompressed transfer leaves out `compress` and `codec_s`."""
     fields_ = asdict(step)
+    fields_.pop("readers", None)
     if isinstance(step, Transfer) and step.compress is None:
         del fields_["compress"], fields_["codec_s"]
     if isinstance(step, Compute) and step.stream == "compute":
@@ -408,7 +414,8 @@ def _step(raw: object, index: int, buffers: int) -> Step:
     kind = fields_.get("kind")
     if not isinstance(kind, str) or kind not in _STEP_TYPES:
         raise ValueError(f"{where}: unknown step kind {kind!r}")
-    _check_keys(fields_, {f.name for f in fields(_STEP_TYPES[kind])}, where)
+    known = {f.name for f in fields(_STEP_TYPES[kind])} - {"readers"}
+    _check_keys(fields_, known, where)
     if kind == "compute":
         return Compute(
             name=_field(fields_, "name", str, where),

@@ -481,15 +481,16 @@ class _Run:
             self.released.discard(buffer)
             self._allocate(buffer, keep)
         for buffer in step.reads:
+            name, loc = step.readers.get(buffer, (step.name, step.loc))
             if buffer in self.released and self.runtime is None:
                 raise SimulationError(
-                    f"{step.loc}: '{step.name}' reads {self.buffers[buffer].name}, "
+                    f"{loc}: '{name}' reads {self.buffers[buffer].name}, "
                     "which is not resident in HBM (it was detached before)"
                 )
             if buffer not in self.resident:
                 if self.runtime is None:
                     raise SimulationError(
-                        f"{step.loc}: '{step.name}' reads {self.buffers[buffer].name}, "
+                        f"{loc}: '{name}' reads {self.buffers[buffer].name}, "
                         "which is not resident in HBM"
                     )
                 self._allocate(buffer, keep)
