@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import Severity, emit, verify_module
-from hyperoffload.sim.experts import EXPERT_POLICIES
+from hyperoffload.policies.experts import EXPERT_POLICIES
 from hyperoffload.sim.generation import GENERATION_POLICIES
 from hyperoffload.sim.generation_topk import TOPK_POLICIES
 from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
@@ -380,7 +380,7 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> str:
     from hyperoffload.analysis.moe_step import moe_step
     from hyperoffload.ir.strip import strip_offload_ops
     from hyperoffload.planning.experts import planned_hot_set
-    from hyperoffload.sim.experts import format_expert_table, simulate_experts
+    from hyperoffload.policies.experts import format_expert_table, simulate_experts
     from hyperoffload.sim.routing import parse_routing
 
     if options.generate is None:

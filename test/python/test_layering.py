@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "sim": 3,
     "analysis": 4,
     "planning": 5,
+    "policies": 6,
     "evaluators": 6,
     "passes": 7,
     "frontend": 7,

@@ -1,7 +1,7 @@
 """
 The routed-expert scenario: a routed MoE decode step (`hyperoffload-gen
 MODEL --experts routed`) run for `tokens` tokens under each expert-cache
-policy (`hyperoffload.sim.experts`), for each routing and each expert
+policy (`hyperoffload.policies.experts`), for each routing and each expert
 budget (a fraction of the routed experts' weights), and for each policy the
 least budget keeping `1 - limit` of `all-resident`'s tokens/s. A routing
 may be a recorded one, `trace:FILE` (a path relative to the repository, as
@@ -28,7 +28,11 @@ from hyperoffload.analysis.moe_step import RoutedKernels, routed_kernels
 from hyperoffload.benchmark.plots import write_budget_throughput_plot
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.workloads import Export, preset_workloads
-from hyperoffload.sim.experts import ALL_RESIDENT, EXPERT_POLICIES, simulate_experts
+from hyperoffload.policies.experts import (
+    ALL_RESIDENT,
+    EXPERT_POLICIES,
+    simulate_experts,
+)
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moe import MoEStep
 from hyperoffload.sim.routing import parse_routing

@@ -7,7 +7,7 @@ under the HBM target.
 Everything but the routed experts' weights keeps the HBM it needs at its
 peak (measured on the path where every expert runs); what is left is the
 expert budget. The hot set takes the most expected hits per byte
-(`hyperoffload.sim.experts.choose_hot_set`) beside one fetch buffer: a
+(`hyperoffload.planning.hot_set.choose_hot_set`) beside one fetch buffer: a
 branch's fetch is detached at the branch's end, so one buffer serves every
 cold branch in turn. A cold expert is fetched at the top of its
 branch, after the router chose it, and detached at the branch's end; a
@@ -72,9 +72,9 @@ from hyperoffload.dialects.hyperoffload import (
     RemoteType,
 )
 from hyperoffload.ir.diagnostics import diagnostic_at
+from hyperoffload.planning.hot_set import choose_hot_set
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.planning.write_plan import with_tier
-from hyperoffload.sim.experts import choose_hot_set
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moe import ExpertError, MoEStep
 from hyperoffload.sim.routing import Routing

@@ -48,9 +48,9 @@ from hyperoffload.analysis.moe_step import expert_branches, routed_step
 from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.planning.experts import ExpertPlacement, write_placement
+from hyperoffload.planning.hot_set import choose_hot_set
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.experts import choose_hot_set
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moe import ExpertError
 from hyperoffload.sim.routing import Routing

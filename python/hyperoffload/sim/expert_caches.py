@@ -1,5 +1,5 @@
 """
-The expert caches of routed decode (`hyperoffload.sim.experts`): the
+The expert caches of routed decode (`hyperoffload.policies.experts`): the
 schedule of all the tokens built step by step (`TokenSchedule`, with the
 timeline the simulator will compute, so that policies fetch into the link's
 slack only), each policy's rules of where experts live between uses

@@ -1,5 +1,5 @@
 """
-`hyperoffload.sim.experts`: routed-expert decode under each policy, hit
+`hyperoffload.policies.experts`: routed-expert decode under each policy, hit
 rates and bytes counted by hand on a routing written here.
 
 The hand trace: 2 MoE layers, 4 experts of 1 MB each, top-1, 6 tokens.
@@ -16,8 +16,7 @@ fetch ahead); `SLACK` computes 10 ms before each router (it always is).
 import pytest
 
 from hyperoffload.frontend.configs import CONFIGS
-from hyperoffload.sim.expert_caches import OurPlan
-from hyperoffload.sim.experts import (
+from hyperoffload.policies.experts import (
     ALL_RESIDENT,
     EXPERT_POLICIES,
     LRU,
@@ -25,12 +24,12 @@ from hyperoffload.sim.experts import (
     ON_DEMAND,
     OURS,
     ExpertResult,
-    choose_hot_set,
     format_expert_table,
     our_candidates,
     plan_ours,
     simulate_experts,
 )
+from hyperoffload.sim.expert_caches import OurPlan
 from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.sim.moe import ExpertError, MoEStep, roofline_s
 from hyperoffload.sim.routing import Routing, RoutingError, parse_routing, parse_trace
@@ -304,14 +303,6 @@ def test_errors() -> None:
         simulate_experts(TIGHT, HAND, 6, OURS, HARDWARE, 3 * MB, hot_set=[[0, 1], [1]])
     with pytest.raises(ExpertError, match="top_k 5 must be in"):
         MoEStep.uniform(1, 4, 5, expert_bytes=MB, expert_s=0.0)
-
-
-def test_choose_hot_set() -> None:
-    step = MoEStep.uniform(2, 3, 1, expert_bytes=10, expert_s=0.0)
-    frequencies = [[0.5, 0.2, 0.3], [0.1, 0.6, 0.35]]
-    assert choose_hot_set(step, frequencies, 30) == [[0], [1, 2]]
-    assert choose_hot_set(step, frequencies, 9) == [[], []]
-    assert choose_hot_set(step, [[1, 0, 0], [1, 0, 0]], 60) == [[0], [0]]
 
 
 def test_report_and_table() -> None:
