@@ -37,8 +37,8 @@ from xdsl.dialects.builtin import (
 from hyperoffload.analysis.cost import CostModel, element_bytes, tensor_type
 from hyperoffload.analysis.extract import extract, main_function
 from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
-from hyperoffload.sim.generation import BlockKey, KVLayout, StepBlocks
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.kv_step import BlockKey, KVLayout, StepBlocks
 from hyperoffload.support.quantize import Compression
 
 KV_CACHE_ATTR = "hyperoffload.kv_cache"

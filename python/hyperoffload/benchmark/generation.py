@@ -27,12 +27,9 @@ from hyperoffload.analysis.kv_cache import decode_step
 from hyperoffload.benchmark.plots import write_kv_throughput_plot
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.workloads import Export, load_workload, preset_workloads
-from hyperoffload.sim.generation import (
-    GenerationResult,
-    StepBlocks,
-    simulate_generation,
-)
+from hyperoffload.sim.generation import GenerationResult, simulate_generation
 from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.kv_step import StepBlocks
 from hyperoffload.sim.plot import peak_per_token_image
 from hyperoffload.support.outputs import write_output
 from hyperoffload.support.quantize import Compression

@@ -44,14 +44,14 @@ result.tokens_per_s, result.blocks_moved_per_token
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from itertools import zip_longest
-from typing import Any, Literal
+from typing import Any
 
 from hyperoffload.sim.compression import compression
 from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.kv_step import BlockKey, KVLayout, StepBlocks
 from hyperoffload.sim.schedule import (
     Buffer,
     Compute,
@@ -62,43 +62,9 @@ from hyperoffload.sim.schedule import (
     Wait,
 )
 from hyperoffload.sim.simulator import Eviction, Runtime, SimResult, simulate
-from hyperoffload.support.kv_blocks import blocks_read
 from hyperoffload.support.quantize import Compression
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes, format_seconds
-
-Attention = Literal["blocked", "window"]
-
-BlockKey = tuple[int, int]
-"""(layer, kind): one sequence of blocks (kind 0 keys, 1 values)."""
-
-
-@dataclass(frozen=True)
-class KVLayout:
-    """How a decode step reads its cache of `kv_len` positions, in blocks of `block`."""
-
-    attention: Attention
-    block: int
-    window: int
-    sinks: int
-    kv_len: int
-
-    def blocks_read(self, length: int) -> list[int]:
-        """
-        The blocks a step reads with `length` cached positions, in order
-        (`hyperoffload.support.kv_blocks`).
-
-        >>> KVLayout("window", 16, 32, 4, 64).blocks_read(70)
-        [0, 2, 3, 4]
-        """
-        return blocks_read(self.attention, self.block, self.window, self.sinks, length)
-
-    def sink_blocks(self) -> int:
-        """Blocks holding sink positions (read by every step)."""
-        if self.attention == "blocked":
-            return 0
-        return math.ceil(self.sinks / self.block)
-
 
 GENERATION_POLICIES = ("plan", "none", "flexgen", "reactive-lru", "runtime-prefetch")
 """The policies a generation runs under."""
@@ -106,26 +72,6 @@ GENERATION_POLICIES = ("plan", "none", "flexgen", "reactive-lru", "runtime-prefe
 
 class GenerationError(ValueError):
     """A generation that cannot run (no tokens, a policy that does not exist)."""
-
-
-@dataclass(frozen=True)
-class StepBlocks:
-    """The decode step's schedule and which of its buffers hold the cache."""
-
-    schedule: Schedule
-    """The step stripped of offload ops."""
-    layout: KVLayout
-    blocks: dict[int, tuple[BlockKey, int]]
-    """Buffer -> ((layer, kind), block) for each block argument."""
-    entries: dict[int, BlockKey]
-    """Buffer -> (layer, kind) for each new-entry result."""
-    shapes: dict[int, tuple[int, ...]] = field(
-        default_factory=dict[int, tuple[int, ...]]
-    )
-    """Buffer -> tensor shape `(batch, kv_heads, positions, head_dim)` of each block."""
-    element_bytes: int = 2
-    compress: Compression | None = None
-    """The scheme the step's plan moves KV blocks with (its IR's `compress`)."""
 
 
 @dataclass

@@ -15,13 +15,9 @@ import pytest
 from hyperoffload.analysis.kv_cache import KVCacheError, decode_step
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.generation import (
-    GenerationError,
-    KVLayout,
-    StepBlocks,
-    simulate_generation,
-)
+from hyperoffload.sim.generation import GenerationError, simulate_generation
 from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.sim.kv_step import KVLayout, StepBlocks
 from hyperoffload.support.quantize import Compression
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
 
