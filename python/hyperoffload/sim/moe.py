@@ -19,6 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from xdsl.dialects.builtin import Float8E4M3FNType, bf16, f16, f32, i8
+from xdsl.ir import Attribute
+
+from hyperoffload.ir.sizes import element_bytes
 from hyperoffload.sim.hardware import Hardware
 
 Key = tuple[int, int]
@@ -209,15 +213,24 @@ class MoEConfig(Protocol):
     def n_dense_layers(self) -> int: ...
 
 
-_ELEMENT_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f8": 1, "i8": 1}
+_ELEMENT_TYPES: dict[str, Attribute] = {
+    "f32": f32,
+    "bf16": bf16,
+    "f16": f16,
+    "f8": Float8E4M3FNType(),
+    "i8": i8,
+}
+"""The element type of each dtype a configuration may be priced in."""
 
 
 def _element_bytes(dtype: str) -> int:
-    if dtype not in _ELEMENT_BYTES:
+    """Bytes of one `dtype` element (`hyperoffload.ir.sizes`)."""
+    size = element_bytes(_ELEMENT_TYPES[dtype]) if dtype in _ELEMENT_TYPES else None
+    if size is None:
         raise ExpertError(
-            f"unknown dtype '{dtype}' (expected one of {', '.join(_ELEMENT_BYTES)})"
+            f"unknown dtype '{dtype}' (expected one of {', '.join(_ELEMENT_TYPES)})"
         )
-    return _ELEMENT_BYTES[dtype]
+    return size
 
 
 def roofline_s(
