@@ -7,7 +7,8 @@ within 1% on time and on peak.
 Each case exercises a way the two once diverged: results written back to
 the pool (their stores were not priced), recomputation (clones fuse with
 the kernels around them otherwise than the recipes said), fetches moved
-within their windows, tagged arguments placed, and the target search.
+within their windows, tagged arguments placed (and parked between their
+uses), and the target search.
 """
 
 import re
@@ -43,6 +44,8 @@ class Case:
     options: dict[str, object]
     write_back: bool = False
     recomputes: bool = False
+    parks: bool = False
+    """Some tagged argument kept in HBM is parked between its uses."""
 
     def module(self, ctx: Context) -> ModuleOp:
         text = self.path.read_text()
@@ -72,6 +75,13 @@ CASES = {
         {"hbm_capacity": "5GB", "place_arguments": True},
         write_back=True,
     ),
+    # weights kept in HBM and parked between their forward and backward
+    # uses: stored at entry, fetched back (the caller holds no other copy)
+    "llama3-8b 2 layers train, weights parked": Case(
+        INPUTS / "llama3_8b_2layers_train.mlir",
+        {"hbm_capacity": "5.9GB", "place_arguments": True},
+        parks=True,
+    ),
     "tiny-llama bf16 train, gradients written back": Case(
         INPUTS / "tiny_llama_train_bf16.mlir",
         {"hbm_capacity": "200KB"},
@@ -98,6 +108,8 @@ def test_the_written_program_runs_as_planned(ctx: Context, case: Case):
     if case.write_back:
         assert any(isinstance(op, StoreOp) for op in ops)
     assert any(v.recompute for v in trial.plan.values) == case.recomputes
+    if case.parks:
+        assert any(v.info.producer < 0 and v.stored for v in trial.plan.values)
     written = loop.simulate_written()
     estimate = trial.result
     assert written.makespan_s == pytest.approx(estimate.makespan_s, rel=TOLERANCE)
