@@ -430,19 +430,31 @@ def same_read(verdicts: Sequence[str]) -> bool:
     return len({value for value, _ in blames}) == 1 and len(ops) <= 1
 
 
+def abstains(verdict: str) -> bool:
+    """
+    A tool that does not read this program at all (`... is not supported
+    here`: the simulator and `hyperoffload-assign-offsets` follow one path,
+    and reject a branch before any residency question) gives no verdict.
+    """
+    return "is not supported here" in verdict
+
+
 def residency_disagreement(
     prepared: _Prepared, module: Any, invalid: bool = False
 ) -> str:
     """
     `""` when the four tools of `residency_verdicts` all accept `module`, or
-    all reject it at the same read (`blamed`); else what each said. An
+    all reject it at the same read (`blamed`); else what each said. A tool
+    that `abstains` is left out. An
     `invalid` module must be rejected. (The verifier and the passes read
     residency through one function, `verify_residency`, and say the same;
     the simulator reads the schedule, and blames the read where the verifier
     may blame the detach before it, naming the read.)
     """
     verdicts = residency_verdicts(prepared, module)
-    said = set(verdicts.values())
+    said = {v for v in verdicts.values() if not abstains(v)}
+    if not said:
+        return ""
     if said == {""} and not invalid:
         return ""
     if "" not in said and same_read(list(said)):

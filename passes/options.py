@@ -9,8 +9,9 @@ hyperoffload-opt model.mlir -p 'hyperoffload-pipeline{hbm-capacity=32GB alpha=0 
 ```
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
@@ -175,8 +176,8 @@ class InsertOptions(LayoutOptions):
             )
         return PlanOptions(
             target=target,
-            min_bytes=parse_size(self.min_bytes, bare_bytes=True),
-            min_gap_s=parse_duration(self.min_gap),
+            min_bytes=_option("min-bytes", parse_size, self.min_bytes, bare_bytes=True),
+            min_gap_s=_option("min-gap", parse_duration, self.min_gap),
             categories=self.categories,
             prefetch_distance=self.prefetch_distance,
             place_arguments=self.place_arguments,
@@ -189,6 +190,14 @@ class InsertOptions(LayoutOptions):
             compress_kv=None if self.compress_kv == "none" else self.compress_kv,
             tiers=tuple(Tier(t) for t in self.tiers),
         )
+
+
+def _option(name: str, parse: Callable[..., Any], value: Any, **kwargs: Any) -> Any:
+    """`parse(value)`, its error naming the option `name`."""
+    try:
+        return parse(value, **kwargs)
+    except ValueError as err:
+        raise ValueError(f"{name}={value}: {err}") from None
 
 
 @dataclass(frozen=True)

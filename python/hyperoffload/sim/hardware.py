@@ -252,12 +252,19 @@ def _read(name_or_path: str, depth: int = 0) -> tuple[Path, dict[str, Any]]:
         return path, data
     if not isinstance(base, str) or depth >= 4:
         raise HardwareError(
-            f"{path}: base = {base!r}: expected a preset or a .toml file "
-            "(at most four bases deep)"
+            f"base = {base!r}: expected a preset or a .toml file "
+            "(at most four bases deep)",
+            str(path),
         )
     if Path(base).suffix and not Path(base).is_absolute():
         base = str(path.parent / base)
-    return path, _merged(_read(base, depth + 1)[1], data)
+    try:
+        inherited = _read(base, depth + 1)[1]
+    except HardwareError as err:
+        if err.where is not None:  # located in the base file
+            raise
+        raise HardwareError(f"base = {base!r}: {err}", str(path)) from None
+    return path, _merged(inherited, data)
 
 
 def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
