@@ -306,14 +306,24 @@ def _field(raw: dict[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
+MAX_COUNT = 2**62
+"""Counts (bytes, ids) above this do not fit the simulator's 64-bit arrays."""
+
+
 def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and 0 <= value < MAX_COUNT
+    )
 
 
 def _count(raw: dict[str, Any], key: str, where: str) -> int:
     value = raw.get(key)
     if not _is_count(value):
-        raise ValueError(f"{where}: '{key}' must be a count (>= 0), not {value!r}")
+        raise ValueError(
+            f"{where}: '{key}' must be a count (>= 0, below 2**62), not {value!r}"
+        )
     return cast(int, value)
 
 

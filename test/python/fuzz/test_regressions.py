@@ -88,6 +88,8 @@ MALFORMED_SCHEDULES: dict[str, Callable[[dict[str, Any]], Any]] = {
     ),
     "negative-bytes": lambda d: d["buffers"][0].__setitem__("bytes", -1),
     "boolean-bytes": lambda d: d["buffers"][0].__setitem__("bytes", True),
+    # OverflowError in the layout (make fuzz, seed 1, case 6938)
+    "bytes-past-64-bits": lambda d: d["buffers"][0].__setitem__("bytes", 2**64),
     "nan-time": lambda d: _first(d, "compute").__setitem__("time_s", math.nan),
     "an-id-that-is-not-the-index": lambda d: d["buffers"][1].__setitem__("id", 0),
     "an-unknown-tier": lambda d: _first(d, "transfer").__setitem__("link", "nvme"),
