@@ -36,18 +36,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from hyperoffload.analysis.topk_cache import topk_step
+from hyperoffload.benchmark.seeds_inference import rankings
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.generation_topk import (
     TopkResult,
     TopkStep,
     least_hot,
-    map_ranking,
     replay,
 )
 from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.support.outputs import write_output
-from hyperoffload.support.topk_blocks import topk_layout
 from hyperoffload.support.units import format_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,22 +84,7 @@ LENGTHS = (65_536, 81_920, 90_112, 98_304, 106_496, 114_688, 123_000)
 
 
 def _rankings(step: TopkStep) -> list[list[list[int]]]:
-    recorded = json.loads(SELECTIONS.read_text())
-    block, sinks, recent, prompt = (
-        int(recorded[k]) for k in ("block", "sinks", "recent", "prompt")
-    )
-    candidates = step.candidate_blocks()
-    return [
-        [
-            map_ranking(
-                ranks,
-                topk_layout(block, sinks, recent, prompt + i).candidates,
-                candidates,
-            )
-            for ranks in call
-        ]
-        for i, call in enumerate(recorded["steps"])
-    ]
+    return rankings(step, json.loads(SELECTIONS.read_text()))
 
 
 def _fewest(step: TopkStep, policy: str, hardware_name: str) -> TopkResult:
