@@ -42,6 +42,7 @@ from typing import Any
 
 import hyperoffload
 from hyperoffload.ir.upstream import mlir_tools_dir
+from hyperoffload.support.markers import write_between
 from hyperoffload.support.outputs import write_output
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -276,13 +277,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.output is not None:
         write_output(args.output, result)
     if args.doc:
-        doc = DOC.read_text()
-        if doc.count(BEGIN) != 1 or doc.count(END) != 1:
-            raise SystemExit(f"{DOC.name} needs one {BEGIN} and one {END}")
-        head, rest = doc.split(BEGIN)
-        tail = rest.split(END)[1]
         run = f"`{shlex.join(['bench/compile_speed.py', *(argv or sys.argv[1:])])}`"
-        write_output(DOC, f"{head}{BEGIN}\n{run}:\n\n{result}{END}{tail}")
+        write_between(DOC, f"\n{run}:\n\n{result}", BEGIN, END)
 
 
 if __name__ == "__main__":

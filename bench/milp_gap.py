@@ -48,7 +48,7 @@ from hyperoffload.planning.planner import PlanError, PlanOptions
 from hyperoffload.planning.search import smallest_target
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.simulator import simulate
-from hyperoffload.support.outputs import write_output
+from hyperoffload.support.markers import write_between
 from hyperoffload.support.units import format_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -361,23 +361,8 @@ def section(rows: list[Row], args: argparse.Namespace, seconds: float) -> str:
         + "), started from the heuristic's plan; both judged by the simulator."
     )
     return "\n".join(
-        [
-            BEGIN,
-            _wrap(intro),
-            "",
-            table(rows),
-            "",
-            _wrap(summary(rows, args.slowdown)),
-            END,
-        ]
+        ["", _wrap(intro), "", table(rows), "", _wrap(summary(rows, args.slowdown)), ""]
     )
-
-
-def write_section(path: Path, text: str) -> None:
-    """Replace what lies between the markers in `path` with `text`."""
-    doc = path.read_text()
-    begin, end = doc.index(BEGIN), doc.index(END) + len(END)
-    write_output(path, doc[:begin] + text + doc[end:])
 
 
 def main() -> None:
@@ -407,7 +392,7 @@ def main() -> None:
     text = section(rows, args, time.perf_counter() - start)
     print(text)
     if args.write_docs:
-        write_section(ROOT / "docs" / "benchmarks.md", text)
+        write_between(ROOT / "docs" / "benchmarks.md", text, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from hyperoffload.sim.layout import (
     hill_climb,
     live_peak,
 )
+from hyperoffload.support.markers import write_between
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCES = Path(
@@ -172,7 +173,7 @@ def section(
     nodes = "" if options.nodes is None else f"--nodes {options.nodes} "
     load = os.getloadavg()[0]
     lines = [
-        BEGIN,
+        "",
         f"Measured with `python bench/minimalloc.py --time-limit {options.time_limit:g} "
         f"{nodes}--seeds {options.seeds}` on {os.cpu_count()} cores "
         f"(load average {load:.1f} at the end): "
@@ -189,18 +190,9 @@ def section(
         "per size; a `4 * pieces` x 1,048,576 rectangle cut into pieces):",
         "",
         *random_table(random, options.seeds),
-        END,
+        "",
     ]
     return "\n".join(lines)
-
-
-def write_section(path: Path, text: str) -> None:
-    document = path.read_text()
-    if BEGIN not in document or END not in document:
-        raise SystemExit(f"{path}: no {BEGIN} ... {END} markers")
-    head, rest = document.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(head + text + tail)
 
 
 def main() -> None:
@@ -239,7 +231,7 @@ def main() -> None:
     text = section(challenging, random, options)
     print(text)
     if options.write:
-        write_section(options.write, text)
+        write_between(options.write, text, BEGIN, END)
 
 
 if __name__ == "__main__":

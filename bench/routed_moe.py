@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.support.markers import replace_between
 from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.strict_json import strict_dumps
 
@@ -257,11 +258,8 @@ def results_row(results: Json) -> str:
 
 
 def replace_marked(document: str, text: str) -> str:
-    if document.count(BEGIN) != 1 or document.count(END) != 1:
-        raise SystemExit(f"routed_moe: the document needs one {BEGIN} and one {END}")
-    head, rest = document.split(BEGIN)
-    _, tail = rest.split(END)
-    return f"{head}{BEGIN}\n{text}{END}{tail}"
+    """`document` with `text` as the routed-experts section."""
+    return replace_between(document, f"\n{text}", BEGIN, END)
 
 
 def replace_row(document: str, row: str) -> str:

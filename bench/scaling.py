@@ -43,7 +43,7 @@ from typing import Any
 
 from compile_speed import llama_export
 
-from hyperoffload.support.outputs import write_output
+from hyperoffload.support.markers import write_between
 
 WEIGHTS = 64
 TENSOR = "tensor<64x64xf32>"
@@ -304,7 +304,7 @@ def verdict(exports: Sequence[Size]) -> str:
 def section(chains: Sequence[Size], exports: Sequence[Size], runs: int) -> str:
     """The markdown written between the markers."""
     columns = [c for c in COLUMNS if c not in ("verify", "print")]
-    lines = [BEGIN, ""]
+    lines = ["", ""]
     if exports:
         lines += [
             f"LLaMA-3-8B training steps (seq {SEQ}, bf16) through `hyperoffload-opt "
@@ -330,18 +330,9 @@ def section(chains: Sequence[Size], exports: Sequence[Size], runs: int) -> str:
         "",
         *times_table([*exports, *chains], COLUMNS),
         "",
-        END,
+        "",
     ]
     return "\n".join(lines)
-
-
-def write_section(path: Path, text: str) -> None:
-    document = path.read_text()
-    if document.count(BEGIN) != 1 or document.count(END) != 1:
-        raise SystemExit(f"{path}: needs one {BEGIN} ... {END}")
-    head, rest = document.split(BEGIN)
-    _, tail = rest.split(END)
-    write_output(path, head + text + tail)
 
 
 def main() -> None:
@@ -369,7 +360,7 @@ def main() -> None:
     text = section(chains, measured, args.runs)
     print(text)
     if args.write is not None:
-        write_section(args.write, text)
+        write_between(args.write, text, BEGIN, END)
 
 
 if __name__ == "__main__":

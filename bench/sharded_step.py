@@ -30,7 +30,7 @@ from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.sim.simulator import simulate
-from hyperoffload.support.outputs import write_output
+from hyperoffload.support.markers import write_between
 from hyperoffload.support.units import format_bytes, format_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,7 +138,7 @@ def section(rows: list[Row], args: argparse.Namespace, seconds: float) -> str:
         "stream's busy time, the collectives running beside it)."
     )
     wrapped = textwrap.fill(intro, 78, break_long_words=False, break_on_hyphens=False)
-    return "\n".join([BEGIN, wrapped, "", table(rows), END])
+    return "\n".join(["", wrapped, "", table(rows), ""])
 
 
 def main() -> None:
@@ -164,9 +164,7 @@ def main() -> None:
     text = section(rows, args, time.perf_counter() - start)
     print(text)
     if args.write_docs:
-        doc = DOC.read_text()
-        begin, end = doc.index(BEGIN), doc.index(END) + len(END)
-        write_output(DOC, doc[:begin] + text + doc[end:])
+        write_between(DOC, text, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ from hyperoffload.benchmark.tiny_lm import TINY_LM, corpus, load_checkpoint
 from hyperoffload.frontend.configs import AttentionSpec
 from hyperoffload.frontend.models import KVBlocks, Llama, PastCache
 from hyperoffload.frontend.topk_attention import PooledCache
+from hyperoffload.support.markers import write_between
 from hyperoffload.support.outputs import write_output
 from hyperoffload.support.quantize import round_trip
 
@@ -255,7 +256,7 @@ def _positions(name: str) -> int:
 
 def table(rows: list[dict[str, float | str]], seconds: float) -> str:
     lines = [
-        BEGIN,
+        "",
         f"Measured by `bench/topk_accuracy.py` in {seconds:.0f} s "
         f"({PROMPTS} held-back prompts of {PROMPT} bytes, {TOKENS} tokens each; "
         f"blocks of {BLOCK}, {SINKS} sinks, {RECENT} recent positions).",
@@ -272,7 +273,7 @@ def table(rows: list[dict[str, float | str]], seconds: float) -> str:
             f"{float(row['cos']):.5f} / {float(row['cos_min']):.5f} | "
             f"{float(row['gap']):.3f} | {float(row['ppl']):.3f} |"
         )
-    lines.append(END)
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -288,9 +289,7 @@ def main() -> None:
     SELECTIONS.parent.mkdir(exist_ok=True)
     write_output(SELECTIONS, json.dumps(selections, separators=(",", ":")) + "\n")
     if options.write_docs:
-        doc = DOCS.read_text()
-        begin, end = doc.index(BEGIN), doc.index(END) + len(END)
-        write_output(DOCS, doc[:begin] + text + doc[end:])
+        write_between(DOCS, text, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from hyperoffload.sim.generation_topk import (
     replay,
 )
 from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.support.outputs import write_output
+from hyperoffload.support.markers import write_between
 from hyperoffload.support.units import format_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,7 +175,7 @@ def main() -> None:
     step = steps[PRESETS[0]]
     text = "\n".join(
         [
-            BEGIN,
+            "",
             f"Written by `bench/topk_generation.py` in {time.perf_counter() - start:.0f} s "
             f"(`hyperoffload-gen {' '.join(GEN)}`; {WARMUP} calls, then {TOKENS} "
             f"measured; a call with every block resident as priced for each "
@@ -189,14 +189,12 @@ def main() -> None:
             *longest(steps[PRESETS[1]], PRESETS[1]),
             "",
             *longest(step, PRESETS[0]),
-            END,
+            "",
         ]
     )
     print(text)
     if options.write_docs:
-        doc = DOCS.read_text()
-        begin, end = doc.index(BEGIN), doc.index(END) + len(END)
-        write_output(DOCS, doc[:begin] + text + doc[end:])
+        write_between(DOCS, text, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hyperoffload.ir.upstream import mlir_tools_dir
-from hyperoffload.support.outputs import Outputs, write_output
+from hyperoffload.support.markers import write_between
+from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.tools.hyperoffload_opt import main as hyperoffload_opt
 
@@ -528,7 +529,7 @@ def docs_text(
     if page != "fuzzing":
         rows = table(verdicts, summaries).split("\n\n", 1)[0]
         said = f"{rows}\n\n{said}"
-    return f"{BEGIN}\n{said}\n{END}"
+    return f"\n{said}\n"
 
 
 def recorded(path: Path) -> tuple[list[Verdict], list[FileSummary]]:
@@ -547,12 +548,7 @@ def recorded(path: Path) -> tuple[list[Verdict], list[FileSummary]]:
 def write_docs(verdicts: Sequence[Verdict], summaries: Sequence[FileSummary]) -> None:
     """Write the run into each page of `DOCS`, between its markers."""
     for page, path in DOCS.items():
-        doc = path.read_text()
-        if BEGIN not in doc or END not in doc:
-            raise SystemExit(f"{path}: no {BEGIN} ... {END} markers")
-        begin, end = doc.index(BEGIN), doc.index(END) + len(END)
-        text = docs_text(page, verdicts, summaries)
-        write_output(path, doc[:begin] + text + doc[end:])
+        write_between(path, docs_text(page, verdicts, summaries), BEGIN, END)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
