@@ -34,8 +34,9 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 
-from hyperoffload.analysis.cost import CostModel, element_bytes, tensor_type
-from hyperoffload.analysis.extract import extract, main_function
+from hyperoffload.analysis.cost import element_bytes, tensor_type
+from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.program import Program
 from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.kv_step import BlockKey, KVLayout, StepBlocks
@@ -182,14 +183,11 @@ def decode_step(
     The decode step of `module` (stripped of offload ops) with its cache's
     blocks, and the compression its plan moves them with (`kv_compression`).
     """
-    from hyperoffload.ir.strip import strip_offload_ops
-
     compress = kv_compression(main_function(module, function))
-    stripped = module.clone()
-    strip_offload_ops(stripped)
-    step = main_function(stripped, function)
+    program = Program(module, hardware, function)
+    step = program.reference_function
     cache = read_kv_cache(step)
-    extraction = extract(step, CostModel(hardware))
+    extraction = program.reference_extraction
     args = step.body.block.args
     returned = step.body.block.last_op
     assert isinstance(returned, func.ReturnOp)

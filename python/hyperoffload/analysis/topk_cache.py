@@ -30,12 +30,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import BlockArgument
 
-from hyperoffload.analysis.cost import CostModel, element_bytes, tensor_type
-from hyperoffload.analysis.extract import extract, main_function
+from hyperoffload.analysis.cost import element_bytes, tensor_type
+from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.kv_cache import KV_CACHE_ATTR, KVCacheError
+from hyperoffload.analysis.program import Program
 from hyperoffload.sim.generation_topk import TopkStep
 from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.topk_blocks import topk_layout
 
 KV_POOL_ATTR = "hyperoffload.kv_pool"
@@ -61,11 +61,8 @@ def topk_step(
     module: ModuleOp, hardware: Hardware, function: str | None = None
 ) -> TopkStep:
     """The replay's view of a top-k decode step (stripped of offload ops)."""
-    from hyperoffload.ir.strip import strip_offload_ops
-
-    stripped = module.clone()
-    strip_offload_ops(stripped)
-    step = main_function(stripped, function)
+    program = Program(module, hardware, function)
+    step = program.reference_function
     where = f"@{step.sym_name.data}"
     attrs = step.attributes.get(KV_CACHE_ATTR)
     if not isinstance(attrs, DictionaryAttr):
@@ -89,8 +86,7 @@ def topk_step(
     nbytes = element_bytes(pool_type.element_type)
     per_block = math.prod(shape[1:]) * nbytes
     pool_bytes = sum(math.prod(shape) * nbytes for _ in pools)
-    extraction = extract(step, CostModel(hardware))
-    run = simulate(extraction.schedule, hardware, None, record=False)
+    run = program.simulate("none", record=False)
     layers = len(pools) // 2
     return TopkStep(
         compute_s=run.makespan_s,

@@ -1,0 +1,116 @@
+"""
+One program on one hardware model: the module, its cost model, the program
+as compiled (its hyperoffload ops included) and the reference program (the
+same stripped of them, `hyperoffload.ir.strip`: what the other policies start
+from), each extracted once, when first asked for, and any policy simulated
+on them (`hyperoffload.sim.policies`).
+
+A program with conditional regions is read along the path where every
+condition holds (every routed expert runs: the dense step's work).
+
+```python
+program = Program(module, load_hardware("ascend-910c"))
+planned = program.simulate("plan")        # the module as written
+reference = program.simulate("none")      # stripped, everything in HBM
+lru = program.simulate("reactive-lru", capacity=32 * 2**30)
+program.reference_function                # the stripped func.func, e.g. to read its arguments
+```
+
+The module is read, never changed; change it after a figure was asked for
+and the figures describe it as it was.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
+from hyperoffload.analysis.branches import has_branches, taken_path
+from hyperoffload.analysis.cost import CostModel
+from hyperoffload.analysis.extract import Extraction, extract, main_function
+from hyperoffload.ir.strip import strip_offload_ops
+from hyperoffload.sim.hardware import Hardware
+from hyperoffload.sim.policies import PolicyOptions, run_policy
+from hyperoffload.sim.schedule import Schedule
+from hyperoffload.sim.simulator import SimResult
+
+
+class Program:
+    """The planned and reference programs of `function` (None: the first public one)."""
+
+    def __init__(
+        self, module: ModuleOp, hardware: Hardware, function: str | None = None
+    ):
+        self.module = module
+        self.hardware = hardware
+        self.function = function
+        """The name of the function read (None: the first public one)."""
+        self.costs = CostModel(hardware)
+        """The one cost model both programs are extracted with."""
+
+    @cached_property
+    def path(self) -> ModuleOp:
+        """The module, or a copy along the path where every condition holds."""
+        return taken_path(self.module) if has_branches(self.module) else self.module
+
+    @cached_property
+    def planned_extraction(self) -> Extraction:
+        """The program as compiled, extracted."""
+        return extract(main_function(self.path, self.function), self.costs)
+
+    @property
+    def planned(self) -> Schedule:
+        """The schedule of the program as compiled (its hyperoffload ops included)."""
+        return self.planned_extraction.schedule
+
+    @cached_property
+    def reference_module(self) -> ModuleOp:
+        """A copy of the path stripped of its hyperoffload ops."""
+        stripped = self.path.clone()
+        strip_offload_ops(stripped)
+        return stripped
+
+    @property
+    def reference_function(self) -> FuncOp:
+        """The function read, in `reference_module`."""
+        return main_function(self.reference_module, self.function)
+
+    @cached_property
+    def reference_extraction(self) -> Extraction:
+        """The reference program, extracted."""
+        return extract(self.reference_function, self.costs)
+
+    @property
+    def reference(self) -> Schedule:
+        """The schedule of the reference program (no hyperoffload ops)."""
+        return self.reference_extraction.schedule
+
+    @property
+    def unknown_ops(self) -> set[str]:
+        """The ops the cost model did not know (the reference holds no others)."""
+        _ = self.planned_extraction
+        return set(self.costs.unknown_ops)
+
+    def simulate(
+        self,
+        policy: str = "plan",
+        capacity: int | None = None,
+        options: PolicyOptions | None = None,
+        record: bool = True,
+    ) -> SimResult:
+        """
+        `policy` simulated under `capacity` (None: unlimited): `plan` runs the
+        program as compiled, every other policy the reference.
+        """
+        schedule = self.planned if policy == "plan" else self.reference
+        return run_policy(
+            policy,
+            schedule,
+            schedule,
+            self.hardware,
+            capacity,
+            options or PolicyOptions(),
+            record,
+        )

@@ -1,0 +1,58 @@
+"""
+`Program`: the planned and reference programs of a module, each extracted
+once and only when asked for. Hardware (inputs/round.toml): HBM 1 GB/s,
+1 GFLOP/s, a remote link of 100 MB/s; a tensor<256xf32> is 1024 B, moved
+over the link in 10.24 us.
+"""
+
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+
+from hyperoffload.analysis.program import Program
+from hyperoffload.dialects.hyperoffload import PrefetchOp
+from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.sim.hardware import Hardware, load_hardware
+from hyperoffload.sim.schedule import Transfer
+
+US = 1e-6
+T = "tensor<256xf32>"
+R = f"!hyperoffload.remote<{T}>"
+PREFETCH = f"""
+func.func @f(%x: {T}, %w: {R}) -> {T} {{
+  %wd = hyperoffload.prefetch %w : {R} -> {T}
+  %a = arith.addf %x, %x : {T}
+  %b = arith.mulf %a, %wd : {T}
+  func.return %b : {T}
+}}"""
+
+
+@pytest.fixture(scope="module")
+def hardware() -> Hardware:
+    return load_hardware(str(Path(__file__).parents[2] / "inputs" / "round.toml"))
+
+
+def test_plan_runs_the_program_as_written(ctx: Context, hardware: Hardware) -> None:
+    program = Program(parse_mlir(ctx, PREFETCH, "t.mlir"), hardware)
+    result = program.simulate("plan")
+    # the fetch (10.24 us) stalls the mulf, which ends at 13.312 us
+    assert result.makespan_s == pytest.approx(13.312 * US)
+    assert result.bytes_to_device == 1024
+    assert "reference_extraction" not in vars(program)  # nothing stripped for it
+
+
+def test_the_reference_is_stripped(ctx: Context, hardware: Hardware) -> None:
+    module = parse_mlir(ctx, PREFETCH, "t.mlir")
+    program = Program(module, hardware)
+    assert not any(isinstance(s, Transfer) for s in program.reference.steps)
+    assert any(isinstance(s, Transfer) for s in program.planned.steps)
+    assert not any(
+        isinstance(op, PrefetchOp) for op in program.reference_function.walk()
+    )
+    assert any(isinstance(op, PrefetchOp) for op in module.walk())  # left as it was
+    none = program.simulate("none")
+    assert none.makespan_s == pytest.approx(5.12 * US)
+    assert none.transfers == 0
+    assert program.simulate("reactive-lru", capacity=3072).oom is None
+    assert program.unknown_ops == set()
