@@ -91,7 +91,7 @@ def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
     outputs = Outputs({"--json-out": options.json_out})  # checked before the run
     require_torch(TOOL)
-    from hyperoffload.analysis.extract import program_schedules
+    from hyperoffload.analysis.program import Program
     from hyperoffload.evaluators.numeric.interpreter import find_function
     from hyperoffload.evaluators.torch import make_device, tensor_inputs
     from hyperoffload.evaluators.torch.run import measure, outputs_match, report_dict
@@ -102,21 +102,17 @@ def _run(args: Sequence[str] | None) -> int:
     )
     from hyperoffload.ir.context import make_context
     from hyperoffload.ir.diagnostics import verify_module
-    from hyperoffload.ir.strip import strip_offload_ops
     from hyperoffload.passes.pipeline import PipelinePass
     from hyperoffload.sim.hardware import load_hardware
-    from hyperoffload.sim.policies import PolicyOptions, run_policy
     from hyperoffload.sim.report import report_dict as sim_report
 
     device = make_device(options.device, options.threads)
     hardware = load_hardware(options.hardware)
-    unplanned = load_program(options.input, TOOL)
-    strip_offload_ops(unplanned)
+    unplanned = Program(load_program(options.input, TOOL), hardware).reference_module
     function = find_function(unplanned, options.function)
     name = function.sym_name.data
 
-    schedule, stripped, _ = program_schedules(unplanned, hardware, name)
-    none = run_policy("none", schedule, stripped, hardware, None, PolicyOptions())
+    none = Program(unplanned, hardware, name).simulate("none")
     programs: list[tuple[float | None, int | None, Any, dict[str, Any]]] = [
         (None, None, unplanned, sim_report("none", hardware.name, none, none))
     ]
@@ -129,10 +125,7 @@ def _run(args: Sequence[str] | None) -> int:
             ctx, planned
         )
         verify_module(planned)
-        schedule, stripped, _ = program_schedules(planned, hardware, name)
-        result = run_policy(
-            "plan", schedule, stripped, hardware, capacity, PolicyOptions()
-        )
+        result = Program(planned, hardware, name).simulate("plan", capacity)
         modelled = sim_report("plan", hardware.name, result, none)
         programs.append((fraction, capacity, planned, modelled))
         _progress(

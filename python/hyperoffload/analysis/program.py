@@ -51,14 +51,9 @@ class Program:
         """The one cost model both programs are extracted with."""
 
     @cached_property
-    def path(self) -> ModuleOp:
-        """The module, or a copy along the path where every condition holds."""
-        return taken_path(self.module) if has_branches(self.module) else self.module
-
-    @cached_property
     def planned_extraction(self) -> Extraction:
-        """The program as compiled, extracted."""
-        return extract(main_function(self.path, self.function), self.costs)
+        """The program as compiled, extracted (along its path)."""
+        return extract(main_function(_path(self.module), self.function), self.costs)
 
     @property
     def planned(self) -> Schedule:
@@ -67,15 +62,15 @@ class Program:
 
     @cached_property
     def reference_module(self) -> ModuleOp:
-        """A copy of the path stripped of its hyperoffload ops."""
-        stripped = self.path.clone()
+        """A copy of the module stripped of its hyperoffload ops."""
+        stripped = self.module.clone()
         strip_offload_ops(stripped)
         return stripped
 
-    @property
+    @cached_property
     def reference_function(self) -> FuncOp:
-        """The function read, in `reference_module`."""
-        return main_function(self.reference_module, self.function)
+        """The function read, stripped, along its path (the one `reference` is of)."""
+        return main_function(_path(self.reference_module), self.function)
 
     @cached_property
     def reference_extraction(self) -> Extraction:
@@ -114,3 +109,8 @@ class Program:
             options or PolicyOptions(),
             record,
         )
+
+
+def _path(module: ModuleOp) -> ModuleOp:
+    """`module`, or a copy along the path where every condition holds."""
+    return taken_path(module) if has_branches(module) else module
