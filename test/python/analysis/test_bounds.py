@@ -7,40 +7,23 @@ an elementwise `arith` op on them is memory-bound (1 ns per byte moved: its
 distinct operands and its result).
 """
 
+from small_graphs import graph_of, round_hardware
 from xdsl.context import Context
 
 from hyperoffload.analysis.bounds import memory_lower_bound
-from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import main_function
-from hyperoffload.analysis.lifetimes import ProgramGraph
-from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware, Link
-from hyperoffload.support.tiers import Tier
+from hyperoffload.sim.hardware import Hardware
 
 KB = 1024
 T = "tensor<256xf32>"
 
 
 def hardware(link_bandwidth: float, latency_s: float = 0.0) -> Hardware:
-    link = Link(Tier.REMOTE, 10**9, link_bandwidth, link_bandwidth, latency_s)
-    return Hardware(
-        name="round",
-        description="1 GB/s HBM, 1 GFLOP/s, no launch overhead",
-        hbm_capacity=10**6,
-        hbm_bandwidth=1e9,
-        peak_flops={"f32": 1e9},
-        compute_efficiency=1.0,
-        memory_efficiency=1.0,
-        attention_efficiency=1.0,
-        op_overhead_s=0.0,
-        links={Tier.REMOTE: link},
-    )
+    return round_hardware(10**6, 10**9, link_bandwidth, latency_s)
 
 
 def bound(ctx: Context, text: str, hw: Hardware) -> tuple[int, int]:
     """The unconstrained peak and the bound."""
-    function = main_function(parse_mlir(ctx, text, "t.mlir"))
-    graph = ProgramGraph.build(function, CostModel(hw))
+    graph = graph_of(ctx, text, hw)
     return graph.peak, memory_lower_bound(graph, hw)
 
 

@@ -9,31 +9,16 @@ operands and its result, 1024 B each, at 1 ns per byte.
 """
 
 import pytest
+from small_graphs import graph_of, round_hardware
 from xdsl.context import Context
 
-from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
-from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware, Link
-from hyperoffload.support.tiers import Tier
 
 US = 1e-6
 KB = 1024
 T = "tensor<256xf32>"
 
-HARDWARE = Hardware(
-    name="round",
-    description="1 GB/s HBM, 1 GFLOP/s, no launch overhead",
-    hbm_capacity=10**6,
-    hbm_bandwidth=1e9,
-    peak_flops={"f32": 1e9},
-    compute_efficiency=1.0,
-    memory_efficiency=1.0,
-    attention_efficiency=1.0,
-    op_overhead_s=0.0,
-    links={Tier.REMOTE: Link(Tier.REMOTE, 10**9, 1e8, 1e8, 0.0)},
-)
+HARDWARE = round_hardware(10**6, 10**9, 1e8)
 
 PROGRAM = f"""func.func @f(
     %x: {T},
@@ -49,8 +34,7 @@ PROGRAM = f"""func.func @f(
 
 
 def build(ctx: Context, text: str) -> ProgramGraph:
-    module = parse_mlir(ctx, text, "t.mlir")
-    return ProgramGraph.build(main_function(module), CostModel(HARDWARE))
+    return graph_of(ctx, text, HARDWARE)
 
 
 def by_name(graph: ProgramGraph) -> dict[str, ValueInfo]:

@@ -13,35 +13,19 @@ elementwise op with two operands takes 12.288 us, a transfer 0.4096 us.
 """
 
 import pytest
+from small_graphs import graph_of, round_hardware
 from xdsl.context import Context
 
-from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import main_function
-from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
-from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.planner import PlanOptions, plan_offload, plan_schedule
-from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.sim.simulator import simulate
-from hyperoffload.support.tiers import Tier
 
 U = 4096
 T = "tensor<1024xf32>"
 REMOTE = "{hyperoffload.tier = #hyperoffload.tier<remote>}"
 
-HARDWARE = Hardware(
-    name="round",
-    description="1 GB/s HBM, 1 GFLOP/s, a 10 GB/s remote link",
-    hbm_capacity=10**9,
-    hbm_bandwidth=1e9,
-    peak_flops={"f32": 1e9},
-    compute_efficiency=1.0,
-    memory_efficiency=1.0,
-    attention_efficiency=1.0,
-    op_overhead_s=0.0,
-    links={Tier.REMOTE: Link(Tier.REMOTE, 10**12, 1e10, 1e10, 0.0)},
-)
+HARDWARE = round_hardware()
 
 # %w is read by op 0 and op 4. While each op runs (%x stays: the caller's):
 #   op 0 x w a      3U      op 2 x w a b c   5U (a, b freed after)
@@ -61,10 +45,9 @@ WEIGHT = f"""func.func @step(%x: {T}, %w: {T} {REMOTE}) -> {T} {{
 
 
 def loop_of(ctx: Context, text: str) -> PlanningLoop:
-    function = main_function(parse_mlir(ctx, text, "t.mlir"))
-    graph = ProgramGraph.build(function, CostModel(HARDWARE))
+    graph = graph_of(ctx, text, HARDWARE)
     options = LoopOptions(PlanOptions(target=0, place_arguments=True))
-    return PlanningLoop(function, graph, HARDWARE, options)
+    return PlanningLoop(graph.function, graph, HARDWARE, options)
 
 
 def test_a_weight_kept_in_hbm_is_parked_between_its_uses(ctx: Context):
@@ -144,8 +127,7 @@ TWO_USES = f"""func.func @step(%x: {T}, %w: {T} {REMOTE}) -> {T} {{
 def test_a_weight_left_in_its_tier_stays_across_a_gap_the_plan_leaves_room_for(
     ctx: Context,
 ):
-    function = main_function(parse_mlir(ctx, TWO_USES, "t.mlir"))
-    graph = ProgramGraph.build(function, CostModel(HARDWARE))
+    graph = graph_of(ctx, TWO_USES, HARDWARE)
     options = PlanOptions(target=4 * U, prefetch_distance=0)
     plan = plan_offload(graph, HARDWARE, options)
     gaps = {p.info.name: [(g.after, g.before) for g in p.gaps] for p in plan.values}

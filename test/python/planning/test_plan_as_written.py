@@ -11,47 +11,14 @@ within their windows, tagged arguments placed (and parked between their
 uses), and the target search.
 """
 
-import re
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
+from planning_cases import INPUTS, ROOT, Case
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 
 from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
-from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.pipeline import PipelinePass
 
-ROOT = Path(__file__).resolve().parents[3]
-INPUTS = ROOT / "test" / "inputs"
 TOLERANCE = 0.01
-
-
-def with_gradients_written_back(text: str) -> str:
-    """A training step whose gradients (every result after the loss) live in the pool."""
-    match = re.search(r"func\.func @train_step\(.*?\) -> \((.*?)\) \{", text)
-    assert match is not None
-    loss, *gradients = match.group(1).split(", ")
-    tag = "{hyperoffload.tier = #hyperoffload.tier<remote>}"
-    results = ", ".join([loss, *(f"{g} {tag}" for g in gradients)])
-    return text[: match.start(1)] + results + text[match.end(1) :]
-
-
-@dataclass(frozen=True)
-class Case:
-    path: Path
-    options: dict[str, object]
-    write_back: bool = False
-    recomputes: bool = False
-    parks: bool = False
-    """Some tagged argument kept in HBM is parked between its uses."""
-
-    def module(self, ctx: Context) -> ModuleOp:
-        text = self.path.read_text()
-        if self.write_back:
-            text = with_gradients_written_back(text)
-        return parse_mlir(ctx, text, self.path.name)
 
 
 CASES = {

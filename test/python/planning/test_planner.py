@@ -10,39 +10,21 @@ in one op.
 """
 
 import pytest
+from small_graphs import graph_of, round_hardware
 from xdsl.context import Context
 
-from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import main_function
-from hyperoffload.analysis.lifetimes import ProgramGraph
-from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.planning.planner import Plan, PlanError, PlanOptions, plan_offload
-from hyperoffload.sim.hardware import Hardware, Link
-from hyperoffload.support.tiers import Tier
 
 US = 1e-6
 U = 4096
 T = "tensor<1024xf32>"
 REMOTE = "{hyperoffload.tier = #hyperoffload.tier<remote>}"
 
-HARDWARE = Hardware(
-    name="round",
-    description="1 GB/s HBM, 1 GFLOP/s, a 10 GB/s remote link",
-    hbm_capacity=10**9,
-    hbm_bandwidth=1e9,
-    peak_flops={"f32": 1e9},
-    compute_efficiency=1.0,
-    memory_efficiency=1.0,
-    attention_efficiency=1.0,
-    op_overhead_s=0.0,
-    links={Tier.REMOTE: Link(Tier.REMOTE, 10**12, 1e10, 1e10, 0.0)},
-)
+HARDWARE = round_hardware()
 
 
 def plan(ctx: Context, text: str, options: PlanOptions) -> Plan:
-    function = main_function(parse_mlir(ctx, text, "t.mlir"))
-    graph = ProgramGraph.build(function, CostModel(HARDWARE))
-    return plan_offload(graph, HARDWARE, options)
+    return plan_offload(graph_of(ctx, text, HARDWARE), HARDWARE, options)
 
 
 def planned(result: Plan) -> dict[str, list[tuple[int, int]]]:

@@ -10,18 +10,14 @@ small programs must print byte-identical IR.
 """
 
 import io
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from planning_cases import INPUTS, ROOT, Case
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from hyperoffload.dialects.hyperoffload import PrefetchOp, RemoteType, StoreOp
-from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.planner import (
     _kv_results,  # pyright: ignore[reportPrivateUsage]
@@ -30,19 +26,6 @@ from hyperoffload.planning.planner import (
 )
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.support.tiers import Tier
-
-ROOT = Path(__file__).resolve().parents[3]
-INPUTS = ROOT / "test" / "inputs"
-
-
-def with_gradients_written_back(text: str) -> str:
-    """A training step whose gradients (every result after the loss) live in the pool."""
-    match = re.search(r"func\.func @train_step\(.*?\) -> \((.*?)\) \{", text)
-    assert match is not None
-    loss, *gradients = match.group(1).split(", ")
-    tag = "{hyperoffload.tier = #hyperoffload.tier<remote>}"
-    results = ", ".join([loss, *(f"{g} {tag}" for g in gradients)])
-    return text[: match.start(1)] + results + text[match.end(1) :]
 
 
 def mandatory_before(self: _Planner) -> list[ValuePlan]:
@@ -76,19 +59,6 @@ BEFORE: list[tuple[object, str, Callable[..., object]]] = [
     (_Planner, "mandatory", mandatory_before),
 ]
 """Each fixed function: its owner, its name and its earlier form."""
-
-
-@dataclass(frozen=True)
-class Case:
-    path: Path
-    options: dict[str, object]
-    write_back: bool = False
-
-    def module(self, ctx: Context) -> ModuleOp:
-        text = self.path.read_text()
-        if self.write_back:
-            text = with_gradients_written_back(text)
-        return parse_mlir(ctx, text, self.path.name)
 
 
 CASES = {
