@@ -22,27 +22,22 @@ from xdsl.ir import Block, Operation
 from xdsl.traits import IsTerminator
 
 from hyperoffload.analysis.extract import ExtractionError, main_function
-from hyperoffload.evaluators.numeric.arith import ARITH
-from hyperoffload.evaluators.numeric.cf import CF
-from hyperoffload.evaluators.numeric.collectives import COLLECTIVES
+from hyperoffload.evaluators.numeric.backend import NUMPY
+from hyperoffload.evaluators.numeric.constants import CONSTANTS
 from hyperoffload.evaluators.numeric.core import Fail, Value, coerce, error
-from hyperoffload.evaluators.numeric.frame import Frame, Impl
+from hyperoffload.evaluators.numeric.frame import Frame, Impl, OpImpls
 from hyperoffload.evaluators.numeric.func import run_call
 from hyperoffload.evaluators.numeric.hyperoffload import OffloadOp, run_offload_op
 from hyperoffload.evaluators.numeric.inputs import prepare_inputs, random_inputs
-from hyperoffload.evaluators.numeric.linalg import LINALG, as_structured, run_structured
-from hyperoffload.evaluators.numeric.math import MATH
+from hyperoffload.evaluators.numeric.linalg import run_structured
 from hyperoffload.evaluators.numeric.scf import run_if
-from hyperoffload.evaluators.numeric.tensor import TENSOR
+from hyperoffload.evaluators.semantics.dialects import register_all
+from hyperoffload.evaluators.semantics.linalg import as_structured
 
-IMPLS: dict[str, Impl] = {
-    **ARITH.by_name,
-    **CF.by_name,
-    **COLLECTIVES.by_name,
-    **LINALG.by_name,
-    **MATH.by_name,
-    **TENSOR.by_name,
-}
+_OPS = OpImpls()
+register_all(_OPS, NUMPY)
+
+IMPLS: dict[str, Impl] = {**_OPS.by_name, **CONSTANTS.by_name}
 """The ops that compute: their operands are read from HBM, their results coerced."""
 
 

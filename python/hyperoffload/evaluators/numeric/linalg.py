@@ -16,110 +16,23 @@ parallel loops, sequential over the points of the reduction loops.
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.dialects.linalg.attrs import IteratorTypeAttr
-from xdsl.dialects.linalg.ops import BroadcastOp, IndexOp, ReduceOp
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineMap,
+from xdsl.ir import Operation
+from xdsl.ir.affine import AffineMap
+
+from hyperoffload.evaluators.numeric.backend import NUMPY
+from hyperoffload.evaluators.numeric.core import Fail, Value
+from hyperoffload.evaluators.numeric.frame import Frame
+from hyperoffload.evaluators.semantics.linalg import (
+    Structured,
+    affine,
+    loop_ranges,
 )
-
-from hyperoffload.evaluators.numeric.core import Fail, Value, shape_of
-from hyperoffload.evaluators.numeric.frame import Frame, OpImpls
-
-LINALG = OpImpls()
-
-
-@LINALG.impl("linalg.index")
-def _index(frame: Frame, op: Operation, args: list[Value]) -> list[Value]:
-    assert isinstance(op, IndexOp)
-    return [frame.loop_indices[op.dim.value.data]]
-
-
-@dataclass
-class Structured:
-    """A linalg op seen as a generic: operands, maps, loops and body."""
-
-    inputs: Sequence[SSAValue]
-    outputs: Sequence[SSAValue]
-    maps: list[AffineMap]
-    parallel: list[bool]
-    body: Block
-
-
-def as_structured(op: Operation) -> Structured | None:
-    """`op` as a generic, or None if it is not a structured linalg op."""
-    if isinstance(op, BroadcastOp):
-        added = set(op.dimensions.get_values())
-        rank = len(shape_of(op.init.type))
-        kept = tuple(AffineDimExpr(d) for d in range(rank) if d not in added)
-        maps = [AffineMap(rank, 0, kept), AffineMap.identity(rank)]
-        return Structured(
-            [op.input], [op.init], maps, [True] * rank, op.hidden_region.block
-        )
-    if isinstance(op, ReduceOp):
-        reduced = set(op.dimensions.get_values())
-        rank = len(shape_of(op.input.type))
-        kept = tuple(AffineDimExpr(d) for d in range(rank) if d not in reduced)
-        maps = [AffineMap.identity(rank), AffineMap(rank, 0, kept)]
-        parallel = [d not in reduced for d in range(rank)]
-        return Structured([op.input], [op.init], maps, parallel, op.region.block)
-    if isinstance(op, LinalgStructuredOperation):
-        maps = [m.data for m in op.get_indexing_maps()]
-        parallel = [it == IteratorTypeAttr.parallel() for it in op.get_iterator_types()]
-        return Structured(op.inputs, op.outputs, maps, parallel, op.body.block)
-    return None
-
-
-def _affine(expr: AffineExpr, dims: Sequence[Value]) -> Value:
-    """An affine expression over loop indices (arrays that broadcast together)."""
-    if isinstance(expr, AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, AffineConstantExpr):
-        return np.asarray(expr.value, np.int64)
-    if isinstance(expr, AffineBinaryOpExpr):
-        lhs, rhs = _affine(expr.lhs, dims), _affine(expr.rhs, dims)
-        match expr.kind:
-            case AffineBinaryOpKind.Add:
-                return lhs + rhs
-            case AffineBinaryOpKind.Mul:
-                return lhs * rhs
-            case AffineBinaryOpKind.Mod:
-                return np.mod(lhs, rhs)
-            case AffineBinaryOpKind.FloorDiv:
-                return np.floor_divide(lhs, rhs)
-            case AffineBinaryOpKind.CeilDiv:
-                return -np.floor_divide(-lhs, rhs)
-    raise Fail(f"unsupported affine expression {expr}")
-
-
-def _loop_ranges(maps: Sequence[AffineMap], arrays: Sequence[Value]) -> list[int]:
-    """Each loop's trip count, read off an operand dimension it indexes alone."""
-    ranges: list[int | None] = [None] * maps[0].num_dims
-    for indexing_map, array in zip(maps, arrays, strict=True):
-        if len(indexing_map.results) != array.ndim:
-            raise Fail(
-                f"indexing map {indexing_map} does not match an operand of rank {array.ndim}"
-            )
-        for dim, expr in enumerate(indexing_map.results):
-            if isinstance(expr, AffineDimExpr) and ranges[expr.position] is None:
-                ranges[expr.position] = array.shape[dim]
-    if any(r is None for r in ranges):
-        missing = [f"d{d}" for d, r in enumerate(ranges) if r is None]
-        raise Fail(f"cannot infer the range of loop(s) {', '.join(missing)}")
-    return [r for r in ranges if r is not None]
 
 
 def _indices(indexing_map: AffineMap, dims: Sequence[Value]) -> tuple[Value, ...]:
-    return tuple(_affine(e, dims) for e in indexing_map.results)
+    return tuple(affine(NUMPY, e, dims) for e in indexing_map.results)
 
 
 def run_structured(frame: Frame, op: Operation, spec: Structured) -> list[Value]:
@@ -132,7 +45,7 @@ def run_structured(frame: Frame, op: Operation, spec: Structured) -> list[Value]
         raise Fail("only tensor semantics are supported")
     inputs = [frame.read(op, v) for v in spec.inputs]
     outputs = [frame.read(op, v).copy() for v in spec.outputs]
-    ranges = _loop_ranges(spec.maps, [*inputs, *outputs])
+    ranges = loop_ranges(NUMPY, spec.maps, [*inputs, *outputs])
     parallel = [d for d, p in enumerate(spec.parallel) if p]
     reduction = [d for d, p in enumerate(spec.parallel) if not p]
     domain = tuple(ranges[d] for d in parallel)

@@ -42,24 +42,19 @@ from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType,
 from hyperoffload.dialects.residency import describe
 from hyperoffload.evaluators.numeric.interpreter import find_function
 from hyperoffload.evaluators.op_registry import not_resident
-from hyperoffload.evaluators.torch.arith import ARITH
-from hyperoffload.evaluators.torch.cf import CF
-from hyperoffload.evaluators.torch.collectives import COLLECTIVES
 from hyperoffload.evaluators.torch.devices import Device, Event, Link
 from hyperoffload.evaluators.torch.linalg import (
-    BODY_IMPLS,
     Read,
     StructuredOp,
     analyse,
     run_structured,
 )
 from hyperoffload.evaluators.torch.liveness import Liveness
-from hyperoffload.evaluators.torch.math import MATH
 from hyperoffload.evaluators.torch.memory import DeviceMemory, MemoryEvent
-from hyperoffload.evaluators.torch.registry import Impl, Scope
+from hyperoffload.evaluators.torch.ops import BODY_IMPLS, IMPLS
+from hyperoffload.evaluators.torch.registry import Scope
 from hyperoffload.evaluators.torch.tensor import (
     REGION_OPS,
-    TENSOR,
     materialised,
     region_reads,
 )
@@ -70,15 +65,6 @@ from hyperoffload.evaluators.torch.values import (
     to_numpy,
     torch_dtype,
 )
-
-IMPLS: dict[str, Impl] = {
-    **ARITH.by_name,
-    **CF.by_name,
-    **COLLECTIVES.by_name,
-    **MATH.by_name,
-    **TENSOR.by_name,
-}
-"""The ops that compute outside `linalg` bodies (structured ops are run apart)."""
 
 OffloadOp = PrefetchOp | StoreOp | DetachOp
 

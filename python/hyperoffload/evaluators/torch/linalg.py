@@ -44,71 +44,36 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
-from xdsl.dialects.linalg.ops import IndexOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
     AffineConstantExpr,
     AffineDimExpr,
-    AffineExpr,
     AffineMap,
 )
 
-from hyperoffload.evaluators.numeric.linalg import Structured, as_structured
-from hyperoffload.evaluators.torch.arith import ARITH
-from hyperoffload.evaluators.torch.cf import CF
-from hyperoffload.evaluators.torch.math import MATH
-from hyperoffload.evaluators.torch.registry import Impl, Scope, TorchImpls
-from hyperoffload.evaluators.torch.tensor import TENSOR, materialised
+from hyperoffload.evaluators.semantics.linalg import (
+    Structured,
+    affine,
+    as_structured,
+    loop_ranges,
+)
+from hyperoffload.evaluators.torch.backend import TORCH
+from hyperoffload.evaluators.torch.ops import BODY_IMPLS, IMPLS
+from hyperoffload.evaluators.torch.registry import Scope
+from hyperoffload.evaluators.torch.tensor import materialised
 from hyperoffload.evaluators.torch.values import Fail, is_lazy, torch_dtype
 
-__all__ = ["BODY_IMPLS", "Read", "StructuredOp", "analyse", "run_structured"]
+__all__ = ["Read", "StructuredOp", "analyse", "run_structured"]
 
 Tensor = torch.Tensor
 
 Read = Callable[[SSAValue], Tensor]
 """The value of an operand, or of a value defined outside a body that the body reads."""
 
-LINALG = TorchImpls()
-
-
-@LINALG.impl("linalg.index")
-def _index(scope: Scope, op: Operation, args: list[Tensor]) -> list[Tensor]:
-    assert isinstance(op, IndexOp)
-    return [scope.loop_indices[op.dim.value.data]]
-
-
-BODY_IMPLS: dict[str, Impl] = {
-    **ARITH.by_name,
-    **CF.by_name,
-    **MATH.by_name,
-    **TENSOR.by_name,
-    **LINALG.by_name,
-}
-"""The ops a body may hold."""
-
 _MAX_DOMAIN_GROWTH = 4
 """A reduction is computed over its whole domain only if that is at most this
 many times its largest operand (else point by point): a body that multiplies
 broadcast operands would otherwise materialise their outer product."""
-
-
-def _loop_ranges(maps: Sequence[AffineMap], arrays: Sequence[Tensor]) -> list[int]:
-    """Each loop's trip count, read off an operand dimension it indexes alone."""
-    ranges: list[int | None] = [None] * maps[0].num_dims
-    for indexing_map, array in zip(maps, arrays, strict=True):
-        if len(indexing_map.results) != array.dim():
-            raise Fail(
-                f"indexing map {indexing_map} does not match an operand of rank {array.dim()}"
-            )
-        for dim, expr in enumerate(indexing_map.results):
-            if isinstance(expr, AffineDimExpr) and ranges[expr.position] is None:
-                ranges[expr.position] = array.shape[dim]
-    if any(r is None for r in ranges):
-        missing = [f"d{d}" for d, r in enumerate(ranges) if r is None]
-        raise Fail(f"cannot infer the range of loop(s) {', '.join(missing)}")
-    return [r for r in ranges if r is not None]
 
 
 def _grids(ranges: Sequence[int], device: torch.device) -> list[Tensor]:
@@ -120,28 +85,6 @@ def _grids(ranges: Sequence[int], device: torch.device) -> list[Tensor]:
         )
         for d, r in enumerate(ranges)
     ]
-
-
-def _affine(expr: AffineExpr, dims: Sequence[Tensor]) -> Tensor:
-    """An affine expression over loop indices (tensors that broadcast together)."""
-    if isinstance(expr, AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, AffineConstantExpr):
-        return torch.tensor(expr.value, dtype=torch.int64)
-    if isinstance(expr, AffineBinaryOpExpr):
-        lhs, rhs = _affine(expr.lhs, dims), _affine(expr.rhs, dims)
-        match expr.kind:
-            case AffineBinaryOpKind.Add:
-                return lhs + rhs
-            case AffineBinaryOpKind.Mul:
-                return lhs * rhs
-            case AffineBinaryOpKind.Mod:
-                return torch.remainder(lhs, rhs)
-            case AffineBinaryOpKind.FloorDiv:
-                return torch.div(lhs, rhs, rounding_mode="floor")
-            case AffineBinaryOpKind.CeilDiv:
-                return -torch.div(-lhs, rhs, rounding_mode="floor")
-    raise Fail(f"unsupported affine expression {expr}")
 
 
 def _positions(indexing_map: AffineMap) -> list[int] | None:
@@ -173,7 +116,7 @@ def _domain_view(
     if not indexing_map.results:
         return tensor  # a scalar (or 0-d tensor) broadcasts as it is
     if not _is_simple(indexing_map):
-        index = tuple(_affine(e, grids()) for e in indexing_map.results)
+        index = tuple(affine(TORCH, e, grids()) for e in indexing_map.results)
         return tensor[index]
     view = tensor
     for k in reversed(range(len(indexing_map.results))):
@@ -444,7 +387,7 @@ def _combined(
             return None
         reduced = _REDUCERS[combine.name](x, reduction)
         init = _domain_view(materialised(outs[k], scope.device), out_maps[k], grids)
-        combined = ARITH.by_name[combine.name](scope, combine, [init, reduced])
+        combined = IMPLS[combine.name](scope, combine, [init, reduced])
         placed = _to_output(combined[0].to(outs[k].dtype), out_maps[k], ranges)
         if placed is None:
             return None
@@ -519,7 +462,7 @@ def _parallel(
             continue
         out = materialised(init, scope.device).clone()
         index = tuple(
-            torch.broadcast_to(_affine(e, grids()), ranges) for e in m.results
+            torch.broadcast_to(affine(TORCH, e, grids()), ranges) for e in m.results
         )
         out[index] = value.expand(ranges)
         results.append(out)
@@ -568,7 +511,7 @@ def run_structured(scope: Scope, structured: StructuredOp, read: Read) -> list[T
     ins = [materialised(t, scope.device) for t in ins]
     ins = [t if t.dim() == 0 else t.to(scope.device) for t in ins]
     outs = [read(v) for v in spec.outputs]
-    ranges = _loop_ranges(spec.maps, [*ins, *outs])
+    ranges = loop_ranges(TORCH, spec.maps, [*ins, *outs])
     cached: list[list[Tensor]] = []
 
     def grids() -> list[Tensor]:

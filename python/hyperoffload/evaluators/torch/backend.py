@@ -1,0 +1,163 @@
+"""
+The torch `ArrayBackend`: values are torch tensors of their type's dtype
+(`bf16` as `torch.bfloat16`) on the run's device (a scalar may stay a 0-d
+tensor on the host), a slice or reshape is a view of its source, a
+`tensor.empty` is lazy until read (`values.lazy`), an assertion is checked
+once the run ends.
+
+```python
+TORCH.fn("asin")(x)                           # torch.asin(x)
+TORCH.where(cond, a, b)                       # torch.where, a host scalar moved to the device
+```
+
+Unsigned integer ops read 8- to 32-bit values as unsigned exactly; a 64-bit
+value is read as signed (torch has no full `uint64` arithmetic), which
+differs only for values of 2^63 and above.
+"""
+
+from collections.abc import Callable, Sequence
+
+import torch
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from hyperoffload.evaluators.semantics.backend import ArrayBackend
+from hyperoffload.evaluators.torch.registry import Scope
+from hyperoffload.evaluators.torch.tensor import materialised, reshaped
+from hyperoffload.evaluators.torch.values import Fail, lazy, torch_dtype
+
+Tensor = torch.Tensor
+
+_NARROW_SIGNED = {torch.int8: 8, torch.int16: 16, torch.int32: 32}
+
+
+class TorchBackend(ArrayBackend):
+    """The primitives on torch tensors; the scope is the executor's `Scope`."""
+
+    def fail(self, message: str) -> Exception:
+        return Fail(message)
+
+    def astype(self, x: Tensor, dtype: str) -> Tensor:
+        return x.to(getattr(torch, dtype))
+
+    def astype_like(self, x: Tensor, like: Tensor) -> Tensor:
+        return x.to(like.dtype)
+
+    def kind(self, x: Tensor) -> str:
+        if x.dtype == torch.bool:
+            return "b"
+        if x.is_floating_point():
+            return "f"
+        return "i" if x.dtype.is_signed else "u"
+
+    def itemsize(self, x: Tensor) -> int:
+        return x.element_size()
+
+    def cast(self, x: Tensor, type_: Attribute) -> Tensor:
+        return x.to(torch_dtype(type_))
+
+    def unsigned(self, x: Tensor) -> Tensor:
+        bits = _NARROW_SIGNED.get(x.dtype)
+        if bits is None:
+            return x
+        return x.to(torch.int64) & ((1 << bits) - 1)
+
+    def float_to_int(self, x: Tensor, unsigned: bool, type_: Attribute) -> Tensor:
+        return torch.trunc(x).to(torch.int64)
+
+    def bitcast(self, x: Tensor, source: Attribute, target: Attribute) -> Tensor:
+        return x.view(torch_dtype(target))
+
+    def fn(self, name: str) -> Callable[..., Tensor]:
+        return getattr(torch, name)
+
+    def maximumf(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.maximum(a, b)
+
+    def minimumf(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.minimum(a, b)
+
+    def floor_div(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.div(a, b, rounding_mode="floor")
+
+    def div_trunc(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.div(a, b, rounding_mode="trunc")
+
+    def roundeven(self, x: Tensor) -> Tensor:
+        return torch.round(x)
+
+    def rsqrt(self, x: Tensor) -> Tensor:
+        return torch.rsqrt(x)
+
+    def cbrt(self, x: Tensor) -> Tensor:
+        return torch.sign(x) * torch.abs(x).pow(1.0 / 3.0)
+
+    def erf(self, x: Tensor) -> Tensor:
+        return torch.erf(x)
+
+    def bools(self, a: Tensor, b: Tensor, value: bool) -> Tensor:
+        like = a + b
+        if value:
+            return torch.ones_like(like, dtype=torch.bool)
+        return torch.zeros_like(like, dtype=torch.bool)
+
+    def where(self, cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
+        # torch.where wants its operands on one device: a host scalar joins the others
+        args = [cond, a, b]
+        devices = {t.device for t in args if t.device.type != "cpu"}
+        if devices:
+            target = next(iter(devices))
+            args = [t.to(target) for t in args]
+        return torch.where(args[0], args[1], args[2])
+
+    def index(self, value: int) -> Tensor:
+        return torch.tensor(value, dtype=torch.int64)
+
+    def empty(self, shape: Sequence[int], type_: Attribute) -> Tensor:
+        return lazy(list(shape), torch_dtype(type_))
+
+    def new_zeros(self, like: Tensor, shape: Sequence[int]) -> Tensor:
+        return like.new_zeros(tuple(shape))
+
+    def readable(self, scope: Scope, x: Tensor) -> Tensor:
+        return materialised(x, scope.device)
+
+    def copy(self, x: Tensor) -> Tensor:
+        return x.clone()
+
+    def part(self, x: Tensor) -> Tensor:
+        return x
+
+    def reshape(self, x: Tensor, shape: Sequence[int]) -> Tensor:
+        return reshaped(x, shape)
+
+    def pad(self, x: Tensor, widths: Sequence[tuple[int, int]], fill: object) -> Tensor:
+        flat = [w for low, high in reversed(widths) for w in (low, high)]
+        value = float(fill) if x.is_floating_point() else int(fill)  # type: ignore[arg-type]
+        return torch.nn.functional.pad(x, flat, value=value)
+
+    def concat(self, parts: Sequence[Tensor], dim: int) -> Tensor:
+        return torch.cat(list(parts), dim=dim)
+
+    def stack(self, scope: Scope, elements: Sequence[Tensor]) -> Tensor:
+        return torch.stack([e.to(scope.device) for e in elements])
+
+    def splat(self, scope: Scope, x: Tensor, shape: Sequence[int]) -> Tensor:
+        return x.to(scope.device).expand(list(shape))
+
+    def gather(self, scope: Scope, x: Tensor, indices: Sequence[Tensor]) -> Tensor:
+        """Ints where all indices are scalars, else tensors that broadcast (a gather)."""
+        if all(i.dim() == 0 for i in indices):
+            return x[tuple(int(i) for i in indices)]
+        return x[tuple(i.to(x.device) for i in indices)]
+
+    def outer(
+        self, scope: Scope, op: Operation, value: SSAValue, args: Sequence[Tensor]
+    ) -> Tensor:
+        """The executor passes a region's reads after the operands (`region_reads`)."""
+        return args[len(op.operands)]
+
+    def check(self, scope: Scope, op: Operation, cond: Tensor, message: str) -> None:
+        scope.assertions.append((op, torch.all(cond)))
+
+
+TORCH = TorchBackend()
