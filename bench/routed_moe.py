@@ -11,7 +11,10 @@ The routed MoE decode rows, from the default suite's routed scenarios
   bandwidth floor;
 - docs/benchmarks.md between `<!-- routed-experts:begin/end -->`: the
   tokens/s of every policy at every budget and routing, and the figures
-  of the step; and the routed row of the results table.
+  of the step.
+
+The routed row of the results table (`results_row`) is written with the
+rest of that table by `bench/results_summary.py`, from the same results.
 
     .venv/bin/python bench/routed_moe.py --run --write-docs   # run both scenarios first
     .venv/bin/python bench/routed_moe.py --write-docs         # from results.json alone
@@ -40,7 +43,7 @@ SCENARIOS = ("deepseek-v3-routed-decode", "mixtral-8x7b-routed-decode")
 BEGIN = "<!-- routed-experts:begin -->"
 END = "<!-- routed-experts:end -->"
 ROW = '| routed MoE decode at half the experts\' weights in HBM, zipf:1.0 ("Routed experts") |'
-"""How the results table's routed row starts (the script rewrites the whole line)."""
+"""How the results table's routed row starts."""
 SEED_ROW = "MoE-Infinity: 2-20x over DeepSpeed-Inference, llama.cpp, Mixtral-offloading"
 BUDGET = 0.5
 TIE = 5e-4
@@ -262,15 +265,6 @@ def replace_marked(document: str, text: str) -> str:
     return replace_between(document, f"\n{text}", BEGIN, END)
 
 
-def replace_row(document: str, row: str) -> str:
-    lines = document.split("\n")
-    found = [i for i, line in enumerate(lines) if line.startswith(ROW)]
-    if len(found) != 1:
-        raise SystemExit(f"routed_moe: the document needs one line starting {ROW}")
-    lines[found[0]] = row
-    return "\n".join(lines)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The routed MoE decode rows.")
     parser.add_argument("--results", type=Path, default=RESULTS)
@@ -290,9 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     print(strict_dumps(seeds, indent=1))
     if options.write_docs:
-        document = replace_row(
-            replace_marked(DOCUMENT.read_text(), text), results_row(results)
-        )
+        document = replace_marked(DOCUMENT.read_text(), text)
         outputs = Outputs()
         outputs.put(SEEDS, strict_dumps(seeds, indent=1) + "\n")
         outputs.put(DOCUMENT, document)

@@ -7,6 +7,7 @@ now, and every figure marker in the pages must be one the script writes.
 from pathlib import Path
 
 import pytest
+import results_summary
 from docs_figures import FIGURES, ROOT, Checked, Written, marked, quoted
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -37,3 +38,10 @@ def test_every_marked_figure_is_one_the_script_writes(page: Path) -> None:
     name = str(page.relative_to(ROOT))
     for figure, _ in marked(page.read_text()):
         assert (name, figure) in known, f"{name}: no measurement writes {figure!r}"
+
+
+def test_the_results_table_is_what_the_results_give() -> None:
+    """docs/benchmarks.md's summary of the default suite, against results.json."""
+    assert results_summary.main(["--check"]) == 0, (
+        "docs/benchmarks.md is stale: run .venv/bin/python bench/results_summary.py"
+    )

@@ -1,0 +1,374 @@
+"""
+The summary table of docs/benchmarks.md, "Results beside the seeds' figures",
+written from the default suite's results (`docs/benchmarks/results.json`)
+between `<!-- results-summary:begin -->` and `<!-- results-summary:end -->`:
+one row per scenario, ours and the best peer beside the seeds' figure.
+
+    .venv/bin/python bench/results_summary.py [--check]
+
+`--check` writes nothing and exits 1 where the page differs from the results.
+The seeds' figures are quotes (DESIGN.md section 1), not runs; the routed
+row is `bench/routed_moe.py`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from routed_moe import results_row
+
+from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.support.markers import MarkerError, between, replace_between
+from hyperoffload.support.outputs import write_output
+from hyperoffload.support.tiers import Tier
+from hyperoffload.support.units import format_bytes
+
+Json = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "benchmarks.md"
+RESULTS = ROOT / "docs" / "benchmarks" / "results.json"
+BEGIN = "<!-- results-summary:begin -->"
+END = "<!-- results-summary:end -->"
+OURS = "hyperoffload"
+NOT_PEERS = ("none", "hyperoffload", "plan")
+SEEDS_LONGEST = 8192
+"""The seeds' longest LLaMA-65B prompt with HyperOffload."""
+
+
+MINUS = "\u2212"
+"""The pages' minus sign."""
+TIE = 5e-4
+"""A peak reduction below this share of `none`'s is none."""
+
+
+def _minus(text: str) -> str:
+    return text.replace("-", MINUS)
+
+
+def pct(fraction: float, digits: int = 1) -> str:
+    """A signed percentage, with a typographic minus."""
+    return _minus(f"{100 * fraction:+.{digits}f}%")
+
+
+def reduction(row: Json) -> str:
+    """A row's peak change against `none` (a reduction is negative)."""
+    return pct(-row["peak_reduction"])
+
+
+def slowdown(row: Json) -> str:
+    return pct(row["slowdown"], 2)
+
+
+def _preset(scenario: Json, hardware: str) -> Json:
+    return next(p for p in scenario["presets"] if p["hardware"] == hardware)
+
+
+def _rows(preset: Json) -> dict[str, Json]:
+    return {r["policy"]: r for r in preset["rows"]}
+
+
+def _best_peers(rows: dict[str, Json]) -> list[Json]:
+    """The peers within the limit that lower the peak most (ties all)."""
+    within = [
+        r
+        for name, r in rows.items()
+        if name not in NOT_PEERS and not name.startswith(OURS) and r["within"]
+    ]
+    most = max((r["peak_reduction"] for r in within), default=0.0)
+    return [r for r in within if most > TIE and r["peak_reduction"] == most]
+
+
+def _peer_cell(rows: dict[str, Json], limit: float) -> str:
+    best = _best_peers(rows)
+    if not best:
+        return f"none reduces the peak within {limit:.0%}"
+    names = " and ".join(f"`{r['policy']}`" for r in best)
+    slowdowns = " / ".join(slowdown(r) for r in best)
+    return f"{names} {reduction(best[0])} at {slowdowns}"
+
+
+def _link_bytes(hardware: str, step_s: float, limit: float) -> float:
+    """What the pool's link moves each way in a step stretched to the limit."""
+    link = load_hardware(hardware).links[Tier.REMOTE]
+    return link.bandwidth_to_device * step_s * (1 + limit)
+
+
+def training_row(scenario: Json) -> str:
+    """The LLaMA-3-8B training step: both levers, each alone, and every weight out."""
+    hardware, limit = "ascend-910c", scenario["limit"]
+    rows = _rows(_preset(scenario, hardware))
+    none, ours = rows["none"], rows[OURS]
+    offload, recompute = rows[f"{OURS}, offload only"], rows[f"{OURS}, recompute only"]
+    in_tier = rows[f"{OURS}, arguments in tier"]
+    link = _link_bytes(hardware, none["makespan_s"], limit)
+    return (
+        f"| LLaMA-3-8B training step, 32 layers, seq 2048, bf16, `{hardware}`, "
+        f"within {limit:.0%} | peak {MINUS}42% at +1.3% | **{reduction(ours)} at "
+        f"{slowdown(ours)}** ({format_bytes(none['peak_hbm_bytes'])} → "
+        f"{format_bytes(ours['peak_hbm_bytes'])}: recomputation and offload "
+        f"together, weights kept in HBM where it pays); offload alone "
+        f"{reduction(offload)}, recomputation alone {reduction(recompute)}; with "
+        f"every weight in the pool: {reduction(in_tier)} at {slowdown(in_tier)} | "
+        f"{_peer_cell(rows, limit)} | not reached: the weights and gradients the "
+        f"step returns bound what recomputation frees, and the link moves at most "
+        f"{format_bytes(link)} each way within {limit:.0%} (below) |"
+    )
+
+
+def _longest(preset: Json) -> dict[str, Json]:
+    return {name: entry for name, entry in preset["longest"].items() if entry}
+
+
+def _lengths(longest: dict[str, Json]) -> str:
+    """`none`'s length and the offloading policies', grouped by length."""
+    none = longest["none"]
+    said = ["none: no length" if none["length"] is None else f"none {none['length']:,}"]
+    by_length: dict[int | None, list[str]] = {}
+    for name, entry in longest.items():
+        if name != "none":
+            label = "**ours" if name == OURS else f"`{name}`"
+            by_length.setdefault(entry["length"], []).append(label)
+    for length, names in by_length.items():
+        fits = "no length" if length is None else f"{length:,}"
+        joined = (
+            ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+        )
+        said.append(f"{joined} {fits}{'**' if '**ours' in names else ''}")
+    return "; ".join(said)
+
+
+def _runtime(longest: dict[str, Json]) -> Json:
+    """The faster runtime at its longest length."""
+    runtimes = [
+        longest[n] | {"policy": n} for n in ("reactive-lru", "runtime-prefetch")
+    ]
+    return max(runtimes, key=lambda e: (e["length"] or 0, e["tokens_per_s"]))
+
+
+def prefill_rows(scenario: Json, blocked: Json) -> list[str]:
+    """LLaMA-65B's longest prompt on each preset, and with block-wise attention."""
+    rows: list[str] = []
+    for index, preset in enumerate(scenario["presets"]):
+        longest = _longest(preset)
+        ours, runtime = longest[OURS], _runtime(longest)
+        label = (
+            f"LLaMA-65B prefill, longest prompt, `{preset['hardware']}` "
+            f"({format_bytes(preset['hbm_capacity_bytes'])})"
+            if index == 0
+            else f"the same on `{preset['hardware']}` "
+            f"({format_bytes(preset['hbm_capacity_bytes'])})"
+        )
+        seeds = "1024 / 4096 / 8192 (HBM only / runtime / ours)" if index == 0 else ""
+        verdict = ""
+        if index == 0:
+            arenas = " / ".join(
+                format_bytes(longest[n]["arena_bytes"])
+                for n in ("reactive-lru", "runtime-prefetch")
+            )
+            verdict = (
+                f"{ours['length'] // SEEDS_LONGEST}x the seeds' length for ours: "
+                "attention no longer holds s² scores in HBM; the runtimes fit only "
+                f"in live bytes (their runs need {arenas} of addresses, ours "
+                f'{format_bytes(ours["arena_bytes"])}; "Static memory layout")'
+            )
+        rows.append(
+            f"| {label} | {seeds} | {_lengths(longest)}, ours at {slowdown(ours)} "
+            f"over `none` ({ours['tokens_per_s']:.1f} tokens/s) | "
+            f"`{runtime['policy']}` {slowdown(runtime)} "
+            f"({runtime['tokens_per_s']:.1f} tokens/s) | {verdict} |"
+        )
+    for preset in blocked["presets"]:
+        longest = _longest(preset)
+        ours, runtime = longest[OURS], _runtime(longest)
+        rows.append(
+            "| the same with block-wise attention (each block's KV its own "
+            f"result), `{preset['hardware']}` | | {_lengths(longest)}, ours at "
+            f"{slowdown(ours)} ({ours['tokens_per_s']:.1f} tokens/s, "
+            f"{format_bytes(ours['peak_hbm_bytes'])}) | `{runtime['policy']}` "
+            f"{slowdown(runtime)} ({runtime['tokens_per_s']:.1f} tokens/s) | as above |"
+        )
+    return rows
+
+
+def decode_row(scenario: Json) -> str:
+    """Decode at a 123K-token cache on each preset."""
+    limit = scenario["limit"]
+    ours: list[str] = []
+    peers: list[str] = []
+    for preset in scenario["presets"]:
+        rows = _rows(preset)
+        none, plan = rows["none"], rows[OURS]
+        ours.append(
+            f"`{preset['hardware']}`: {format_bytes(none['peak_hbm_bytes'])} → "
+            f"{format_bytes(plan['peak_hbm_bytes'])} ({reduction(plan)}) at "
+            f"{slowdown(plan)}"
+        )
+        if _best_peers(rows):
+            peers.append(f"`{preset['hardware']}`: {_peer_cell(rows, limit)}")
+    peer = "; ".join(peers) or f"none moves anything within {limit:.0%}"
+    return (
+        f"| decode at a 123K-token cache, LLaMA-2-7B shape, fp16, within "
+        f"{limit:.0%} | 61.2 → 45.0 GB ({MINUS}26%) at 99% throughput | "
+        f"{'; '.join(ours)} | {peer} | not reached: link-bound (below) |"
+    )
+
+
+def longest_cache_row(results: dict[str, Json]) -> str:
+    """The longest KV cache in a fixed HBM, one tensor per layer and in blocks."""
+    tensor = _longest(results["long-context-max"]["presets"][0])
+    full = _longest(results["longest-generation-full"]["presets"][0])
+    int8 = _longest(results["longest-generation-int8"]["presets"][0])
+    window = _longest(results["longest-generation-window"]["presets"][0])
+    preset = results["longest-generation-full"]["presets"][0]
+    lengths = {e["length"] for group in (tensor, full, int8) for e in group.values()}
+    flexgen = full.get("flexgen")
+    flex = "no length" if flexgen is None else f"{flexgen['length']:,}"
+    ours = (
+        f"{lengths.pop():,} for every policy, `none` included (one tensor per "
+        "layer, and in blocks, plain or INT8)"
+        if len(lengths) == 1
+        else "; ".join(f"{n} {e['length']:,}" for n, e in full.items())
+    )
+    fits = {n: e["length"] for n, e in window.items() if e["length"] is not None}
+    who = (
+        "every policy but FlexGen's"
+        if set(window) - set(fits) <= {"flexgen"} and "flexgen" not in fits
+        else ", ".join("ours" if n == "plan" else f"`{n}`" for n in sorted(fits))
+    )
+    longest_window = max(fits.values())
+    return (
+        f"| longest KV cache at {format_bytes(preset['hbm_capacity_bytes'])} within "
+        f"{results['longest-generation-full']['limit']:.0%}, same model | 71K → 123K "
+        f"tokens (1.73x) | {ours} | FlexGen's schedule: {flex} | not reached: "
+        f"link-bound (below); through a window and sinks {who} fits "
+        f"{longest_window:,} (the longest tried), "
+        "at the cost of changing the model |"
+    )
+
+
+def _kv(scenario: Json, hardware: str, policy: str) -> Json:
+    return next(r for r in _preset(scenario, hardware)["rows"] if r["policy"] == policy)
+
+
+def blocks_row(full: Json, window: Json) -> str:
+    """Decode in blocks: the KV ours keeps in HBM, full attention and a window."""
+    presets = [p["hardware"] for p in full["presets"]]
+
+    def kept(scenario: Json) -> str:
+        return ", ".join(
+            f"{pct(_kv(scenario, h, 'plan')['kv_vs_none'] - 1)} (`{h}`)"
+            for h in presets
+        )
+
+    runtime = [
+        f"{pct(_kv(window, h, 'runtime-prefetch')['kv_vs_none'] - 1)} on the `{h}` window"
+        for h in presets
+        if _kv(window, h, "runtime-prefetch")["within"]
+    ]
+    misses = all(not _kv(full, h, "runtime-prefetch")["within"] for h in presets)
+    peer = "; ".join(
+        (["`runtime-prefetch` misses 1% on full attention"] if misses else []) + runtime
+    )
+    return (
+        f"| decode in blocks at 123K, within {full['limit']:.0%} (full / window + "
+        f'sinks, "Long-context decode in blocks") | 61.2 → 45.0 GB ({MINUS}26%) | '
+        f"full: {kept(full)}; **window + sinks: {kept(window)}** | {peer} | the "
+        "window changes the model's outputs; full attention is link-bound |"
+    )
+
+
+def layer_row(scenario: Json, label: str) -> str:
+    """A training or prefill layer within the limit, beside the LP bound."""
+    limit = scenario["limit"]
+    preset = scenario["presets"][0]
+    rows = _rows(preset)
+    none, ours = rows["none"], rows[OURS]
+    in_tier = rows.get(f"{OURS}, arguments in tier")
+    pool = (
+        f"; in the pool: {reduction(in_tier)} at {slowdown(in_tier)}"
+        if in_tier and in_tier["peak_reduction"] > ours["peak_reduction"]
+        else ""
+    )
+    share = preset.get("fraction_of_possible_saving")
+    bound = (
+        f"{share:.1%} of the saving the LP bound allows "
+        f"({format_bytes(preset['bound_peak_bytes'])} within {limit:.0%})"
+        if share is not None
+        else ""
+    )
+    return (
+        f"| {label} | - | {reduction(ours)} at {slowdown(ours)} "
+        f"({format_bytes(none['peak_hbm_bytes'])} → "
+        f"{format_bytes(ours['peak_hbm_bytes'])}){pool} | "
+        f"{_peer_cell(rows, limit)} | {bound} |"
+    )
+
+
+HEADER = (
+    "| scenario | seeds' figure | ours (this run) | best peer (this run) | verdict |\n"
+    "| --- | --- | --- | --- | --- |"
+)
+
+
+def table(results: Json) -> str:
+    """The text between the markers: the table, from `results`."""
+    found: dict[str, Json] = {
+        s["name"]: s for s in results["scenarios"] if "error" not in s
+    }
+    rows: list[Callable[[], str | list[str]]] = [
+        lambda: training_row(found["llama3-8b-train"]),
+        lambda: prefill_rows(
+            found["llama-65b-inference"], found["llama-65b-inference-blocked"]
+        ),
+        lambda: decode_row(found["long-context-decode"]),
+        lambda: longest_cache_row(found),
+        lambda: blocks_row(
+            found["long-context-generation-full"],
+            found["long-context-generation-window"],
+        ),
+        lambda: results_row(results),
+        lambda: layer_row(
+            found["gpt3-175b-layer-train"],
+            "GPT-3 175B training step, one layer, seq 2048, bf16",
+        ),
+        lambda: layer_row(
+            found["deepseek-v3-moe-layer"],
+            "DeepSeek-V3 prefill, one MoE layer (256 experts, top-8), seq 2048, bf16",
+        ),
+    ]
+    lines = [HEADER]
+    for row in rows:
+        made = row()
+        lines += made if isinstance(made, list) else [made]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").strip().splitlines()[0]
+    )
+    parser.add_argument("--check", action="store_true", help="compare only")
+    options = parser.parse_args(argv)
+    text = table(json.loads(RESULTS.read_text()))
+    page = DOC.read_text()
+    try:
+        now = between(page, BEGIN, END)
+    except MarkerError as err:
+        print(f"bench/results_summary.py: error: {DOC}: {err}", file=sys.stderr)
+        return 1
+    if now == text:
+        return 0
+    if options.check:
+        print(f"{DOC}: the results table is stale: run bench/results_summary.py")
+        return 1
+    write_output(DOC, replace_between(page, text, BEGIN, END))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
