@@ -111,6 +111,8 @@ import numpy as np
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.analysis.link_bound import link_lower_bound
 from hyperoffload.ir.diagnostics import Severity, emit
+from hyperoffload.planning.milp_build import formulate
+from hyperoffload.planning.milp_decode import decode, start_columns
 from hyperoffload.planning.milp_model import MAX_STEPS, Formulation, MilpOptions
 from hyperoffload.planning.milp_solver import (
     Deadline,
@@ -252,7 +254,7 @@ class _Solved:
 
 
 def _solve(
-    builder: Formulation,
+    formulation: Formulation,
     budget: float | None,
     start_plan: Plan | None,
     deadline: float,
@@ -262,18 +264,18 @@ def _solve(
     Both solves (`second`: the least exposure at the peak found too) with
     exposure at most `budget` (x compute), by `deadline`.
     """
-    model = builder.model
-    if builder.slowdown_row is not None and budget is not None:
-        model.row_upper[builder.slowdown_row] = budget
+    model = formulation.model
+    if formulation.slowdown_row is not None and budget is not None:
+        model.row_upper[formulation.slowdown_row] = budget
     solver = new_solver()
-    solver.setOptionValue("threads", builder.milp.threads)
+    solver.setOptionValue("threads", formulation.milp.threads)
     started = time.perf_counter()
     model.pass_to(solver)
-    solver.changeColCost(builder.peak, 1.0)
+    solver.changeColCost(formulation.peak, 1.0)
     stop = Deadline(solver)
-    distance = builder.options.prefetch_distance
+    distance = formulation.options.prefetch_distance
     for candidate in [start_plan, None] if start_plan else [None]:
-        columns, values = builder.start(candidate, distance)
+        columns, values = start_columns(formulation, candidate, distance)
         solver.setSolution(
             len(columns), np.array(columns, dtype=np.int32), np.array(values)
         )
@@ -288,18 +290,18 @@ def _solve(
         return _Solved([], status, 0.0, 0.0, seconds, 0)
     incumbent = solver.getSolution()
     values = list(incumbent.col_value)
-    peak = values[builder.peak]
+    peak = values[formulation.peak]
     bound = solver.getInfo().mip_dual_bound  # -inf before the first LP
     bound = min(bound, peak) if isfinite(bound) else 0.0
     if second and stop.worth(deadline):  # the least exposure and traffic at that peak
-        _second_objective(solver, builder, peak)
+        _second_objective(solver, formulation, peak)
         solver.setSolution(incumbent)
         # no longer than the first took: what is left is for repair rounds
         now = time.perf_counter()
         stop.run(min(deadline, now + max(1.0, now - started)))
         if has_solution(solver):
             values = list(solver.getSolution().col_value)
-    return _Solved(values, status, peak, bound, seconds, builder.live_peak(values))
+    return _Solved(values, status, peak, bound, seconds, formulation.live_peak(values))
 
 
 def plan_milp(
@@ -335,14 +337,13 @@ def plan_milp(
     start = time.perf_counter()
     deadline = start + milp.time_limit_s
     planning = start + milp.time_limit_s * _PLANNING_SHARE
-    builder = Formulation(graph, hardware, options, milp)
-    builder.build()
+    formulation = formulate(graph, hardware, options, milp)
     judge = _Judge(graph, hardware, options, milp.max_slowdown)
     budget = milp.max_slowdown
     kept: _Judged | None = None
     rounds = 0
     while True:
-        solved = _solve(builder, budget, start_plan, planning)
+        solved = _solve(formulation, budget, start_plan, planning)
         rounds += 1
         if not solved.values:
             if kept is not None or start_plan is not None:
@@ -354,7 +355,7 @@ def plan_milp(
             elif solved.status == "infeasible" and milp.max_slowdown is not None:
                 why = f"no plan within a slowdown of {milp.max_slowdown:.2%}"
             raise PlanError(f"solver=milp: @{name}: {why} ({seconds:.2f} s)")
-        plan, exposed = builder.plan(solved.values)
+        plan, exposed = decode(formulation, solved.values)
         judged = judge(plan, exposed, solved.live, "milp")
         if kept is None or judged.rank < kept.rank:
             kept = judged
@@ -374,20 +375,21 @@ def plan_milp(
             kept = started
     assert kept is not None
     # the bound: the relaxed model, at the slowdown itself, from the plan kept
-    relaxed = Formulation(graph, hardware, options, milp, relaxed=True)
-    relaxed.build()
+    relaxed = formulate(graph, hardware, options, milp, relaxed=True)
     bounded = _solve(relaxed, milp.max_slowdown, kept.plan, deadline, second=False)
     if bounded.values:
-        plan, exposed = relaxed.plan(bounded.values)
+        plan, exposed = decode(relaxed, bounded.values)
         judged = judge(plan, exposed, bounded.live, "milp")
         if judged.rank < kept.rank:
             kept = judged
-    objective = max(kept.plan.peak_after, builder.floor_bytes())  # max(peak, target)
+    objective = max(
+        kept.plan.peak_after, formulation.floor_bytes()
+    )  # max(peak, target)
     bound = relaxed.bytes_of(bounded.bound, up=True) if bounded.values else 0
     if milp.max_slowdown is not None:  # the LP bound holds for every plan too
         # of the model's form: an untagged argument stays after its last use
         link = link_lower_bound(graph, hardware, milp.max_slowdown, release_held=False)
-        bound = max(bound, link.bytes, builder.floor_bytes())
+        bound = max(bound, link.bytes, formulation.floor_bytes())
     proven = kept.within and objective == bound
     if proven:
         status = "optimal"
@@ -473,16 +475,20 @@ class _Judge:
         return _Judged(plan, exposed, slowdown, within, rank, model_peak, source)
 
 
-def _second_objective(solver: highspy.Highs, builder: Formulation, peak: float) -> None:
+def _second_objective(
+    solver: highspy.Highs, formulation: Formulation, peak: float
+) -> None:
     """Hold the peak at `peak`; minimise exposure, then transfer time."""
-    solver.changeColCost(builder.peak, 0.0)
-    solver.changeColBounds(builder.peak, builder.model.lower[builder.peak], peak + 1e-7)
-    for stall in builder.stall:
+    solver.changeColCost(formulation.peak, 0.0)
+    solver.changeColBounds(
+        formulation.peak, formulation.model.lower[formulation.peak], peak + 1e-7
+    )
+    for stall in formulation.stall:
         solver.changeColCost(stall, 1.0)
-    for c in range(builder.num_required, len(builder.choices)):
-        fetches = sum(g.duration for g in builder.gaps if g.choice == c)
-        solver.changeColCost(builder.take[c], _TRAFFIC_WEIGHT * fetches)
-    for store in builder.stores:
+    for c in range(formulation.num_required, len(formulation.choices)):
+        fetches = sum(g.duration for g in formulation.gaps if g.choice == c)
+        solver.changeColCost(formulation.take[c], _TRAFFIC_WEIGHT * fetches)
+    for store in formulation.stores:
         solver.changeColCost(store.column, _TRAFFIC_WEIGHT * store.duration)
-    for column, time_s in builder.recompute_time():
+    for column, time_s in formulation.recompute_time():
         solver.changeColCost(column, time_s)
