@@ -3,9 +3,13 @@ The embedded path: an upstream `mlir.ir.Module` through the HyperOffload
 pipeline inside an upstream PassManager, against `mlir-opt` parsing and
 printing the same program, measured side by side in one run (a ratio).
 
-    .venv/bin/python bench/embed_bench.py
+    .venv/bin/python bench/embed_bench.py [--write-docs]
+
+`--write-docs` writes the table into docs/benchmarks.md between
+`<!-- embed-bench:begin/end -->`.
 """
 
+import argparse
 import subprocess
 import tempfile
 import time
@@ -13,14 +17,15 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from compile_speed import TINY_STEPS
+
 import hyperoffload
 from hyperoffload.ir.upstream import mlir_tools_dir
+from hyperoffload.support.markers import write_between
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = {
-    "tiny-llama-forward": (ROOT / "examples" / "tiny_llama_forward.mlir", "400KB"),
-    "tiny-llama-train": (ROOT / "examples" / "tiny_llama_train.mlir", "632KB"),
-}
+DOC = ROOT / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- embed-bench:begin -->", "<!-- embed-bench:end -->"
 
 
 def best_of(runs: int, work: Any) -> float:
@@ -59,16 +64,25 @@ def measure(path: Path, target: str) -> tuple[float, float, float]:
 
 
 def main() -> None:
-    print(
-        "| program | embedded pipeline | mlir-opt parse+print | ratio | bindings parse+print |"
-    )
-    print("| --- | --- | --- | --- | --- |")
-    for name, (path, target) in PROGRAMS.items():
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--write-docs", action="store_true")
+    options = parser.parse_args()
+    lines = [
+        "| program | target | embedded pipeline | mlir-opt parse+print | ratio "
+        "| bindings parse+print (in process) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, (path, target) in TINY_STEPS.items():
         embedded_s, mlir_opt_s, bindings_s = measure(path, target)
-        print(
-            f"| {name} | {embedded_s:.3f} s | {mlir_opt_s:.3f} s | "
+        lines.append(
+            f"| {name} | {target} | {embedded_s:.3f} s | {mlir_opt_s:.3f} s | "
             f"{embedded_s / mlir_opt_s:.1f}x | {bindings_s:.3f} s |"
         )
+    text = "\n".join(lines)
+    print(text)
+    if options.write_docs:
+        said = "`.venv/bin/python bench/embed_bench.py --write-docs` (wall clock on a shared machine, best of 3):"
+        write_between(DOC, f"\n{said}\n\n{text}\n", BEGIN, END)
 
 
 if __name__ == "__main__":
