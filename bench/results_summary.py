@@ -1,8 +1,11 @@
 """
-The summary table of docs/benchmarks.md, "Results beside the seeds' figures",
-written from the default suite's results (`docs/benchmarks/results.json`)
-between `<!-- results-summary:begin -->` and `<!-- results-summary:end -->`:
-one row per scenario, ours and the best peer beside the seeds' figure.
+The tables of docs/benchmarks.md read from the default suite's results
+(`docs/benchmarks/results.json`), each written between its markers:
+
+- `results-summary`: "Results beside the seeds' figures", one row per
+  scenario, ours and the best peer beside the seeds' figure;
+- `recomputation`: every recomputing policy and ours on the LLaMA-3-8B step;
+- `compile-time`: parse, pipeline and target search of ours on each step.
 
     .venv/bin/python bench/results_summary.py [--check]
 
@@ -26,14 +29,14 @@ from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.support.markers import MarkerError, between, replace_between
 from hyperoffload.support.outputs import write_output
 from hyperoffload.support.tiers import Tier
-from hyperoffload.support.units import format_bytes
+from hyperoffload.support.units import format_bytes, format_seconds
 
 Json = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 RESULTS = ROOT / "docs" / "benchmarks" / "results.json"
-BEGIN = "<!-- results-summary:begin -->"
-END = "<!-- results-summary:end -->"
+SECTIONS = ("results-summary", "recomputation", "compile-time")
+"""The marked sections: `<!-- NAME:begin -->` ... `<!-- NAME:end -->`."""
 OURS = "hyperoffload"
 NOT_PEERS = ("none", "hyperoffload", "plan")
 SEEDS_LONGEST = 8192
@@ -309,17 +312,82 @@ def layer_row(scenario: Json, label: str) -> str:
     )
 
 
+RECOMPUTING = {
+    "checkpoint-blocks": "`checkpoint-blocks` (PyTorch `torch.utils.checkpoint` "
+    "per block; Megatron `--recompute-method block`)",
+    "megatron-selective": "`megatron-selective` (`--recompute-modules`)",
+    "memory-budget": "`memory-budget` (PyTorch `activation_memory_budget`)",
+    "activation-pass": "`activation-pass` (PyTorch activation offloading)",
+    f"{OURS}, recompute only": "ours, recompute only (`offload=false`)",
+    f"{OURS}, offload only": "ours, offload only (`recompute=none`)",
+    OURS: "**ours, both** (the default)",
+}
+"""The rows of the recomputation table, in order, and how each is named."""
+
+
+def recomputation(scenario: Json) -> str:
+    """Each recomputing policy and ours at its best setting on the training step."""
+    hardware, limit = "ascend-910c", scenario["limit"]
+    rows = _rows(_preset(scenario, hardware))
+    none = rows["none"]
+    lines = [
+        f"The step of the first row on `{hardware}` within {limit:.0%} of `none` "
+        f"({format_bytes(none['peak_hbm_bytes'])}, "
+        f"{format_seconds(none['makespan_s'])}), from the run above:",
+        "",
+        f"| policy | best setting within {limit:.0%} | peak | vs none | slowdown | moved |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for policy, label in RECOMPUTING.items():
+        row = rows[policy]
+        peak, change = format_bytes(row["peak_hbm_bytes"]), reduction(row)
+        if policy == OURS:
+            peak, change = f"**{peak}**", f"**{change}**"
+        moved = format_bytes(row["bytes_moved"]) if row["bytes_moved"] else "0"
+        within = "" if row["within"] else " (not within)"
+        lines.append(
+            f"| {label} | {row['setting']}{within} | {peak} | {change} | "
+            f"{slowdown(row)} | {moved} |"
+        )
+    return "\n".join(lines)
+
+
+TIMED = {
+    "llama3-8b-train": "LLaMA-3-8B train, 32 layers",
+    "deepseek-v3-moe-layer": "DeepSeek-V3 MoE layer",
+    "long-context-decode": "LLaMA-2-7B decode, 123K",
+    "gpt3-175b-layer-train": "GPT-3 175B layer",
+}
+"""The steps of the compile-time table, and how each is named."""
+
+
+def compile_time(found: dict[str, Json]) -> str:
+    """Ours on each step: its parse, the pipeline at the target, the target search."""
+    lines = [
+        "| program | preset | ops | parse | pipeline at the target | target search |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, label in TIMED.items():
+        scenario = found[name]
+        for preset in scenario["presets"]:
+            ours = _rows(preset)[OURS]
+            lines.append(
+                f"| {label} | `{preset['hardware']}` | {scenario['ops']:,} | "
+                f"{ours['parse_s']:.1f} s | {ours['passes_s']:.1f} s | "
+                f"{ours['target_search_s']:.1f} s |"
+            )
+    return "\n".join(lines)
+
+
 HEADER = (
     "| scenario | seeds' figure | ours (this run) | best peer (this run) | verdict |\n"
     "| --- | --- | --- | --- | --- |"
 )
 
 
-def table(results: Json) -> str:
-    """The text between the markers: the table, from `results`."""
-    found: dict[str, Json] = {
-        s["name"]: s for s in results["scenarios"] if "error" not in s
-    }
+def summary(results: Json) -> str:
+    """The results-summary table, from `results`."""
+    found = _found(results)
     rows: list[Callable[[], str | list[str]]] = [
         lambda: training_row(found["llama3-8b-train"]),
         lambda: prefill_rows(
@@ -345,7 +413,22 @@ def table(results: Json) -> str:
     for row in rows:
         made = row()
         lines += made if isinstance(made, list) else [made]
-    return "\n" + "\n".join(lines) + "\n"
+    return "\n".join(lines)
+
+
+def _found(results: Json) -> dict[str, Json]:
+    return {s["name"]: s for s in results["scenarios"] if "error" not in s}
+
+
+def sections(results: Json) -> dict[str, str]:
+    """The text between each section's markers, from `results`."""
+    found = _found(results)
+    made = {
+        "results-summary": summary(results),
+        "recomputation": recomputation(found["llama3-8b-train"]),
+        "compile-time": compile_time(found),
+    }
+    return {name: f"\n{text}\n" for name, text in made.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -354,19 +437,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--check", action="store_true", help="compare only")
     options = parser.parse_args(argv)
-    text = table(json.loads(RESULTS.read_text()))
-    page = DOC.read_text()
-    try:
-        now = between(page, BEGIN, END)
-    except MarkerError as err:
-        print(f"bench/results_summary.py: error: {DOC}: {err}", file=sys.stderr)
-        return 1
-    if now == text:
-        return 0
+    made = sections(json.loads(RESULTS.read_text()))
+    page = written = DOC.read_text()
+    stale: list[str] = []
+    for name, text in made.items():
+        begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+        try:
+            if between(written, begin, end) != text:
+                stale.append(name)
+                written = replace_between(written, text, begin, end)
+        except MarkerError as err:
+            print(f"bench/results_summary.py: error: {DOC}: {err}", file=sys.stderr)
+            return 1
     if options.check:
-        print(f"{DOC}: the results table is stale: run bench/results_summary.py")
-        return 1
-    write_output(DOC, replace_between(page, text, BEGIN, END))
+        for name in stale:
+            print(f"{DOC}: {name} is stale: run bench/results_summary.py")
+        return 1 if stale else 0
+    if written != page:
+        write_output(DOC, written)
     return 0
 
 
