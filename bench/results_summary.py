@@ -5,7 +5,8 @@ The tables of docs/benchmarks.md read from the default suite's results
 - `results-summary`: "Results beside the seeds' figures", one row per
   scenario, ours and the best peer beside the seeds' figure;
 - `recomputation`: every recomputing policy and ours on the LLaMA-3-8B step;
-- `compile-time`: parse, pipeline and target search of ours on each step.
+- `compile-time`: parse, pipeline and target search of ours on each step;
+- `arena`: ours and the peers in addresses (static layout, runtime allocator).
 
     .venv/bin/python bench/results_summary.py [--check]
 
@@ -35,7 +36,7 @@ Json = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 RESULTS = ROOT / "docs" / "benchmarks" / "results.json"
-SECTIONS = ("results-summary", "recomputation", "compile-time")
+SECTIONS = ("results-summary", "recomputation", "compile-time", "arena")
 """The marked sections: `<!-- NAME:begin -->` ... `<!-- NAME:end -->`."""
 OURS = "hyperoffload"
 NOT_PEERS = ("none", "hyperoffload", "plan")
@@ -379,6 +380,68 @@ def compile_time(found: dict[str, Json]) -> str:
     return "\n".join(lines)
 
 
+def _arena(row: Json, peak: bool = False) -> str:
+    """A row's arena and fragmentation, after its live peak if `peak`."""
+    arena = f"{format_bytes(row['arena_bytes'])} ({pct(row['fragmentation'], 2)})"
+    return f"{format_bytes(row['peak_hbm_bytes'])} → {arena}" if peak else arena
+
+
+def _arena_rows(label: str, preset: Json, ours_policy: str) -> str:
+    """Ours and the peers that lower the peak within the limit, in addresses."""
+    rows = _rows(preset)
+    ours = rows[ours_policy]
+    peers = [rows["none"]] + [
+        r
+        for n, r in rows.items()
+        if n not in NOT_PEERS
+        and not n.startswith(OURS)
+        and r["within"]
+        and r["peak_reduction"] > TIE
+    ]
+    peer_cell = "; ".join(f"`{r['policy']}` {_arena(r)}" for r in peers)
+    if ours_policy != OURS:
+        peer_cell = ""
+    return (
+        f"| {label} | {_arena(ours, peak=True)} | "
+        f"{format_bytes(ours['dynamic_arena_bytes'])} | {peer_cell} |"
+    )
+
+
+def arena(found: dict[str, Json]) -> str:
+    """Ours and the peers in addresses: the static layout against a runtime allocator."""
+    lines = [
+        "| scenario | ours: peak → arena (frag.) | ours under a runtime allocator "
+        "| peers (frag.) |",
+        "| --- | --- | --- | --- |",
+    ]
+    training = _preset(found["llama3-8b-train"], "ascend-910c")
+    lines.append(_arena_rows("LLaMA-3-8B step", training, OURS))
+    lines.append(
+        _arena_rows("the same, offload only", training, f"{OURS}, offload only")
+    )
+    for name, label in (
+        ("deepseek-v3-moe-layer", "DeepSeek-V3 MoE layer"),
+        ("long-context-decode", "decode at 123K"),
+        ("gpt3-175b-layer-train", "GPT-3 175B layer"),
+    ):
+        for preset in found[name]["presets"]:
+            lines.append(_arena_rows(f"{label} (`{preset['hardware']}`)", preset, OURS))
+    for preset in found["llama-65b-inference"]["presets"]:
+        longest = _longest(preset)
+        ours = longest[OURS]
+        runtimes = "; ".join(
+            f"`{n}` {_arena(longest[n], peak=True)}"
+            for n in ("reactive-lru", "runtime-prefetch")
+            if longest[n]["length"] == ours["length"]
+        )
+        lines.append(
+            f"| LLaMA-65B prefill at {ours['length']:,} tokens, "
+            f"{format_bytes(preset['hbm_capacity_bytes'])} (`{preset['hardware']}`) "
+            f"| {_arena(ours, peak=True)} | | {runtimes} |"
+        )
+    return "\n".join(lines)
+
+
 HEADER = (
     "| scenario | seeds' figure | ours (this run) | best peer (this run) | verdict |\n"
     "| --- | --- | --- | --- | --- |"
@@ -427,6 +490,7 @@ def sections(results: Json) -> dict[str, str]:
         "results-summary": summary(results),
         "recomputation": recomputation(found["llama3-8b-train"]),
         "compile-time": compile_time(found),
+        "arena": arena(found),
     }
     return {name: f"\n{text}\n" for name, text in made.items()}
 
