@@ -28,9 +28,9 @@ from hyperoffload.evaluators.numeric.core import (
     Value,
     dtype_of,
     is_bf16,
-    shape_of,
 )
 from hyperoffload.evaluators.numeric.frame import Frame, OpImpls
+from hyperoffload.evaluators.semantics.types import shape_of
 from hyperoffload.support.arrays import from_bf16_bits
 
 CONSTANTS = OpImpls()

@@ -9,24 +9,15 @@ coerce([1.0, 1.00390625], bf16)  # [1.0, 1.0]: rounded to bf16
 ```
 """
 
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    Signedness,
-    TensorType,
-)
+from xdsl.dialects.builtin import BFloat16Type
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException
 
-from hyperoffload.dialects.hyperoffload import RemoteType
+from hyperoffload.evaluators.semantics.types import dtype_name, element_type
 from hyperoffload.ir.diagnostics import location_of
 from hyperoffload.support.arrays import round_bf16
 
@@ -47,47 +38,16 @@ def error(op: Operation, message: str) -> NumericError:
     return NumericError(f"{location_of(op)}: error: {message}")
 
 
-def element_type(type_: Attribute) -> Attribute:
-    """The element type of a (remote) tensor type; a scalar type itself."""
-    if isinstance(type_, RemoteType):
-        type_ = type_.tensor
-    if isinstance(type_, TensorType):  # not `isa`: this runs once per value
-        return cast(TensorType[Attribute], type_).get_element_type()
-    return type_
-
-
 def is_bf16(type_: Attribute) -> bool:
     return isinstance(element_type(type_), BFloat16Type)
 
 
 def dtype_of(type_: Attribute) -> np.dtype[Any]:
     """numpy dtype of a type's elements; `bf16` is held in `float32`."""
-    element = element_type(type_)
-    if isinstance(element, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element, Float32Type | BFloat16Type):
-        return np.dtype(np.float32)
-    if isinstance(element, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(element, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(element, IntegerType):
-        width = element.bitwidth
-        if width == 1:
-            return np.dtype(np.bool_)
-        if width in (8, 16, 32, 64):
-            unsigned = element == IntegerType(width, Signedness.UNSIGNED)
-            return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
-    raise Fail(f"no numpy dtype for {element}")
-
-
-def shape_of(type_: Attribute) -> tuple[int, ...]:
-    """Shape of a (remote) tensor type, `()` for a scalar; dynamic sizes are < 0."""
-    if isinstance(type_, RemoteType):
-        type_ = type_.tensor
-    if isinstance(type_, TensorType):
-        return tuple(type_.get_shape())
-    return ()
+    name = dtype_name(type_)
+    if name is None:
+        raise Fail(f"no numpy dtype for {element_type(type_)}")
+    return np.dtype("float32" if name == "bfloat16" else name)
 
 
 def coerce(value: object, type_: Attribute) -> Value:

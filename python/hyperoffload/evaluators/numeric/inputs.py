@@ -20,8 +20,8 @@ from hyperoffload.evaluators.numeric.core import (
     coerce,
     dtype_of,
     error,
-    shape_of,
 )
+from hyperoffload.evaluators.semantics.types import shape_of
 
 
 def _random_array(rng: np.random.Generator, type_: Attribute) -> Value:

@@ -19,9 +19,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
-from hyperoffload.evaluators.numeric.core import element_type
 from hyperoffload.evaluators.op_registry import OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
+from hyperoffload.evaluators.semantics.types import element_type
 
 Binary = Callable[[Array, Array], Array]
 

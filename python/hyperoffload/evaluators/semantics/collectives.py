@@ -14,9 +14,9 @@ from typing import Any
 from xdsl.ir import Operation
 
 from hyperoffload.dialects.collectives import AllGatherOp, ReduceScatterOp
-from hyperoffload.evaluators.numeric.core import shape_of
 from hyperoffload.evaluators.op_registry import OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
+from hyperoffload.evaluators.semantics.types import shape_of
 
 
 def register(registry: OpRegistry[Any, Any], xp: ArrayBackend) -> None:

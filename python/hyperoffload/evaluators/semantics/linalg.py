@@ -31,9 +31,9 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
-from hyperoffload.evaluators.numeric.core import shape_of
 from hyperoffload.evaluators.op_registry import OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
+from hyperoffload.evaluators.semantics.types import shape_of
 
 
 @dataclass

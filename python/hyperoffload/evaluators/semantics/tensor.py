@@ -25,9 +25,9 @@ from xdsl.dialects import tensor
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from hyperoffload.evaluators.numeric.core import shape_of
 from hyperoffload.evaluators.op_registry import OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
+from hyperoffload.evaluators.semantics.types import shape_of
 
 
 def resolve(

@@ -18,19 +18,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    Signedness,
-)
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException
 
-from hyperoffload.evaluators.numeric.core import element_type, shape_of
+from hyperoffload.evaluators.semantics.types import dtype_name, element_type, shape_of
 from hyperoffload.ir.diagnostics import location_of
 
 __all__ = [
@@ -59,32 +50,12 @@ def error(op: Operation, message: str) -> RunError:
     return RunError(f"{location_of(op)}: error: {message}")
 
 
-_INTEGERS = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
-_UNSIGNED = {8: torch.uint8, 16: torch.uint16, 32: torch.uint32, 64: torch.uint64}
-
-
 def torch_dtype(type_: Attribute) -> torch.dtype:
     """The torch dtype of a (remote) tensor type's elements, or of a scalar type."""
-    element = element_type(type_)
-    if isinstance(element, BFloat16Type):
-        return torch.bfloat16
-    if isinstance(element, Float16Type):
-        return torch.float16
-    if isinstance(element, Float32Type):
-        return torch.float32
-    if isinstance(element, Float64Type):
-        return torch.float64
-    if isinstance(element, IndexType):
-        return torch.int64
-    if isinstance(element, IntegerType):
-        width = element.bitwidth
-        if width == 1:
-            return torch.bool
-        unsigned = element == IntegerType(width, Signedness.UNSIGNED)
-        table = _UNSIGNED if unsigned else _INTEGERS
-        if width in table:
-            return table[width]
-    raise Fail(f"no torch dtype for {element}")
+    name = dtype_name(type_)
+    if name is None:
+        raise Fail(f"no torch dtype for {element_type(type_)}")
+    return getattr(torch, name)
 
 
 def from_numpy(array: np.ndarray[Any, Any], type_: Attribute) -> torch.Tensor:
