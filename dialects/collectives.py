@@ -166,5 +166,46 @@ class AllGatherOp(CollectiveOp):
     GATHERS: ClassVar[bool] = True
 
 
-COLLECTIVE_OPS = (ReduceScatterOp, AllGatherOp)
-"""The ops that exchange data between the devices of a data-parallel group."""
+@irdl_op_definition
+class AllToAllOp(CollectiveOp):
+    """
+    Expert parallelism's exchange (`hyperoffload-gen --expert-shard N`): the
+    operand's first dimension in `group` chunks, chunk j sent to device j;
+    the result's chunk s is what device s sent this one. Same type in and
+    out; each device sends (group - 1)/group of its operand, priced as the
+    ring collectives. As single-process semantics the other devices are
+    replicas of this one (its data and its experts): every chunk of the
+    result is the operand's chunk `rank`.
+
+    ```mlir
+    %r = hyperoffload.all_to_all %x {group = 4 : i64, rank = 1 : i64} : tensor<16x8xf32> -> tensor<16x8xf32>
+    ```
+    """
+
+    name = "hyperoffload.all_to_all"
+
+    @property
+    def shard(self) -> TensorType[Attribute]:
+        """The chunk this device keeps of its own operand (a `group`-th of it)."""
+        whole = self.whole
+        shape = whole.get_shape()
+        return TensorType(whole.element_type, [shape[0] // self.group_size, *shape[1:]])
+
+    def verify_(self) -> None:
+        if self.input.type != self.result.type:
+            raise VerifyException(
+                f"an all-to-all keeps its type: {self.input.type} -> {self.result.type}"
+            )
+        group, rank = self.group_size, self.rank_index
+        shape = self.whole.get_shape()
+        if group < 1 or not 0 <= rank < group:
+            raise VerifyException(f"rank {rank} is not in a group of {group}")
+        if not shape or shape[0] < 0 or shape[0] % group:
+            raise VerifyException(
+                f"{self.input.type} does not split in {group} chunks along its "
+                "first dimension"
+            )
+
+
+COLLECTIVE_OPS = (ReduceScatterOp, AllGatherOp, AllToAllOp)
+"""The ops that exchange data between the devices of a group."""

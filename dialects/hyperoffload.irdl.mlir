@@ -47,5 +47,11 @@ builtin.module {
       %16 = irdl.any
       irdl.results(result: %16)
     }
+    irdl.operation @all_to_all {
+      %17 = irdl.any
+      irdl.operands(input: %17)
+      %18 = irdl.any
+      irdl.results(result: %18)
+    }
   }
 }

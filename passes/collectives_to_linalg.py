@@ -5,7 +5,8 @@ semantics (`hyperoffload.dialects.collectives`), for upstream MLIR
 devices are replicas that saw this device's data, so a reduce-scatter is the
 rank's slice of its operand, and an all-gather places the shard at the
 rank's rows of a zero tensor (the other devices' shards are not this
-program's to know).
+program's to know); an all-to-all repeats the rank's chunk of its operand
+in every chunk (the other devices are replicas of this one).
 
 ```mlir
 %gs = hyperoffload.reduce_scatter %g {group = 4 : i64, rank = 1 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.dialects.linalg.ops import FillOp
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
@@ -40,7 +41,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from hyperoffload.dialects.collectives import AllGatherOp, CollectiveOp
+from hyperoffload.dialects.collectives import AllGatherOp, AllToAllOp, CollectiveOp
 
 
 def _window(op: CollectiveOp) -> tuple[list[int], list[int]]:
@@ -60,6 +61,9 @@ class _LowerCollective(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CollectiveOp, rewriter: PatternRewriter) -> None:
         offsets, sizes = _window(op)
+        if isinstance(op, AllToAllOp):
+            _lower_all_to_all(op, offsets, sizes, rewriter)
+            return
         if not isinstance(op, AllGatherOp):
             rewriter.replace(
                 op,
@@ -74,6 +78,23 @@ class _LowerCollective(RewritePattern):
             op.input, fill.results[0], offsets, sizes
         )
         rewriter.replace(op, [zero, empty, fill, insert])
+
+
+def _lower_all_to_all(
+    op: AllToAllOp, offsets: list[int], sizes: list[int], rewriter: PatternRewriter
+) -> None:
+    """The rank's chunk of the operand, repeated in every chunk of the result."""
+    chunk = tensor.ExtractSliceOp.from_static_parameters(op.input, offsets, sizes)
+    ops: list[Operation] = [chunk, empty := tensor.EmptyOp([], op.whole)]
+    into = empty.tensor
+    for s in range(op.group_size):
+        at = [s * sizes[0], *offsets[1:]]
+        insert = tensor.InsertSliceOp.from_static_parameters(
+            chunk.result, into, at, sizes
+        )
+        ops.append(insert)
+        into = insert.result
+    rewriter.replace(op, ops)
 
 
 def lower_collectives(module: ModuleOp) -> None:

@@ -26,6 +26,8 @@ arguments tagged for the pool), N micro-batches and a loss fused with the LM
 head over chunks of tokens into the step (`hyperoffload.frontend.train_step`);
 `--shard N` (adamw) makes it one device's step of an N-way data-parallel
 group with sharded optimizer states (`hyperoffload.frontend.sharding`);
+`--expert-shard N` (moe family) keeps E/N routed experts of each MoE layer,
+one device's of an N-way expert-parallel group, with all-to-all exchanges;
 `--attention blocked|window` (prefill and decode) splits the KV cache into
 one tagged argument (decode) or result (prefill) per block of `--kv-block`
 tokens; `--experts routed` (moe family; forward, prefill, decode) runs each
@@ -50,6 +52,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from hyperoffload.frontend.configs import (
@@ -96,6 +99,7 @@ EXPORT_ONLY = (
     "loss",
     "loss_chunks",
     "shard",
+    "expert_shard",
     "optimizer_in_backward",
     "output",
 )
@@ -231,6 +235,17 @@ def _arguments() -> argparse.ArgumentParser:
         "updated weights all-gathered (hyperoffload collectives, priced on the "
         "hardware's [interconnect]) (default: %(default)s, not sharded)",
     )
+    parser.add_argument(
+        "--expert-shard",
+        type=int,
+        default=1,
+        metavar="N",
+        help="moe family: export the first device's program of an N-way "
+        "expert-parallel group: each MoE layer keeps E/N of its routed experts, "
+        "its tokens' rows reach them through an all-to-all dispatch and "
+        "combine (hyperoffload.all_to_all, priced on the hardware's "
+        "[interconnect]; two forward, two backward) (default: %(default)s)",
+    )
     training.add_argument(
         "--optimizer-in-backward",
         action="store_true",
@@ -334,6 +349,9 @@ def _run(argv: Sequence[str] | None) -> int:
         )
     attention = attention_spec(options)
     train = train_spec(options)
+    if options.expert_shard < 1:
+        raise ValueError("--expert-shard must be positive")
+    cfg = replace(cfg, expert_shard=options.expert_shard)
     try:
         from hyperoffload.frontend.torch_export import (
             DTYPES,
@@ -382,6 +400,13 @@ def _run(argv: Sequence[str] | None) -> int:
         + f", {options.dtype}"
         + _attention_title(attention)
         + (", routed experts" if options.experts == "routed" else "")
+        + (
+            f", {cfg.n_experts // cfg.expert_shard} of {cfg.n_experts} routed "
+            f"experts a layer (expert parallelism over {cfg.expert_shard} "
+            "devices, rank 0)"
+            if cfg.expert_shard > 1
+            else ""
+        )
         + _train_title(train, shapes.batch * shapes.seq, cfg)
         + ")"
     )
@@ -468,6 +493,7 @@ def train_spec(options: argparse.Namespace) -> TrainSpec:
         LossSpec(options.loss, options.loss_chunks),
         shard=options.shard,
         in_backward=options.optimizer_in_backward,
+        expert_shard=options.expert_shard if options.shard > 1 else 1,
     )
 
 

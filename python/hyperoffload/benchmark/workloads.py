@@ -80,6 +80,9 @@ class Export:
     optimizer_in_backward: bool = False
     """Each update as soon as its gradient is complete (`hyperoffload-gen
     --optimizer-in-backward`, training)."""
+    expert_shard: int | None = None
+    """One device's experts of an N-way expert-parallel group
+    (`hyperoffload-gen --expert-shard`, moe family)."""
 
     def argv(self) -> list[str]:
         args = [self.model, "--mode", self.mode, "--dtype", self.dtype]
@@ -101,6 +104,7 @@ class Export:
             ("--batch", self.batch),
             ("--grad-accum", self.grad_accum),
             ("--shard", self.shard),
+            ("--expert-shard", self.expert_shard),
             ("--kv-len", self.kv_len),
             ("--dense-layers", self.dense_layers),
             ("--kv-block", self.kv_block),

@@ -207,6 +207,16 @@ class ModelConfig:
     """
     attention: AttentionSpec = field(default_factory=AttentionSpec)
     """How attention reads the KV cache (an export choice; ``full`` by default)."""
+    expert_shard: int = 1
+    """
+    Devices of the expert-parallel group (moe family; an export choice,
+    `hyperoffload-gen --expert-shard N`): this device holds `n_experts` / N
+    routed experts of each MoE layer, those of rank `expert_rank`, and its
+    tokens reach them through an all-to-all dispatch and combine (1: every
+    expert on this device).
+    """
+    expert_rank: int = 0
+    """This device's place in the expert-parallel group."""
 
 
 CONFIGS: dict[str, ModelConfig] = {

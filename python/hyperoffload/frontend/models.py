@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -410,6 +410,14 @@ class MoE(nn.Module):
     the one-hot of slot - 1; expert e runs on `dispatch[:, e]^T @ x` (C rows)
     and its output returns through `(dispatch[:, e] * gate_e) @ y_e`.
 
+    With an expert-parallel group (`ModelConfig.expert_shard` = N > 1) the
+    layer holds E/N routed experts, those of its rank: the rows it sends
+    every expert (`sent`, one (E·C, T) @ (T, hidden) product) go out through
+    an all-to-all (`exchange`), its experts run on the N·C rows each
+    receives (`local_experts`), their outputs return through a second one,
+    and `combine` gates them back onto the tokens. Both exchanges' backward
+    passes are all-to-alls too.
+
     While `markers` is a list, each forward appends one `ExpertMarker` per
     routed expert, in expert order (the routed export sets it). While
     `recorded` is a list, each forward appends the (T, top_k) experts each
@@ -423,17 +431,27 @@ class MoE(nn.Module):
         self.router = cfg.router
         self.markers: list[ExpertMarker] | None = None
         self.recorded: list[Tensor] | None = None
+        self.n_experts = cfg.n_experts
+        self.group = cfg.expert_shard
+        self.rank = cfg.expert_rank
+        self.exchange = ReplicaExchange(self.group, self.rank)
         self.gate = nn.Linear(cfg.hidden, cfg.n_experts, bias=False)
         self.experts = nn.ModuleList(
-            FeedForward(cfg.hidden, cfg.expert_ffn) for _ in range(cfg.n_experts)
+            FeedForward(cfg.hidden, cfg.expert_ffn)
+            for _ in range(cfg.n_experts // cfg.expert_shard)
         )
         self.shared = nn.ModuleList(
             FeedForward(cfg.hidden, cfg.expert_ffn) for _ in range(cfg.n_shared_experts)
         )
 
+    @property
+    def first_expert(self) -> int:
+        """The index, among the layer's routed experts, of `experts[0]`."""
+        return self.rank * len(self.experts)
+
     def capacity(self, tokens: int) -> int:
         """Tokens each routed expert takes out of `tokens`."""
-        n = len(self.experts)
+        n = self.n_experts
         wanted = math.ceil(tokens * self.top_k / n * self.capacity_factor)
         return min(tokens, wanted)
 
@@ -454,22 +472,19 @@ class MoE(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         b, s, d = x.shape
         flat = x.reshape(b * s, d)
-        logits = self.gate(flat)
-        if self.router == "softmax":
-            scores = torch.softmax(logits, dim=-1)
-        else:
-            scores = torch.sigmoid(logits)
-        chosen = top_k_mask(scores.detach(), self.top_k)
+        scores, chosen, gates = self.route(flat)
         if self.recorded is not None:
             ranked = scores.detach().masked_fill(chosen == 0, float("-inf"))
             order = ranked.argsort(dim=-1, descending=True, stable=True)
             self.recorded.append(order[:, : self.top_k])
-        weights = scores * chosen
-        gates = weights / weights.sum(-1, keepdim=True)
         dispatch = self.dispatch(chosen).to(flat.dtype)
         out = torch.zeros_like(flat)
         for shared in self.shared:
             out = out + shared(flat)
+        if self.group > 1:
+            sent = self.sent(dispatch, flat)
+            back = self.exchange(self.local_experts(self.exchange(sent)))
+            return (out + self.combine(dispatch, gates, back)).reshape(b, s, d)
         for e, expert in enumerate(self.experts):
             # before the expert's work, so that it dominates the routed branch
             routed = chosen[:, e].amax() > 0 if self.markers is not None else None
@@ -481,6 +496,87 @@ class MoE(nn.Module):
                 assert routed is not None
                 self.markers.append(ExpertMarker(routed, contribution))
         return out.reshape(b, s, d)
+
+    def route(self, flat: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """
+        The router on (T, hidden) rows: every expert's score, the (T, E)
+        mask of the top-k chosen and their gates (renormalised over them).
+        """
+        logits = self.gate(flat)
+        if self.router == "softmax":
+            scores = torch.softmax(logits, dim=-1)
+        else:
+            scores = torch.sigmoid(logits)
+        chosen = top_k_mask(scores.detach(), self.top_k)
+        weights = scores * chosen
+        return scores, chosen, weights / weights.sum(-1, keepdim=True)
+
+    def sent(self, dispatch: Tensor, flat: Tensor) -> Tensor:
+        """(E, C, hidden): the rows this device sends each routed expert."""
+        t, e, c = dispatch.shape
+        rows = dispatch.permute(1, 2, 0).reshape(e * c, t) @ flat
+        return rows.reshape(e, c, flat.shape[1])
+
+    def local_experts(self, received: Tensor) -> Tensor:
+        """
+        (E, C, hidden) received, chunk s from device s, to the outputs of this
+        device's experts laid out the same way (what the combine sends back).
+        """
+        e, c, d = received.shape
+        n, local = self.group, len(self.experts)
+        rows = received.reshape(n, local, c, d).transpose(0, 1)
+        outs = [
+            expert(rows[j].reshape(n * c, d)).reshape(n, c, d)
+            for j, expert in enumerate(self.experts)
+        ]
+        return torch.stack(outs, dim=1).reshape(e, c, d)
+
+    def combine(self, dispatch: Tensor, gates: Tensor, back: Tensor) -> Tensor:
+        """(T, hidden): every routed expert's output on this device's rows, gated."""
+        t, e, c = dispatch.shape
+        weights = dispatch * gates.to(dispatch.dtype).unsqueeze(-1)
+        return weights.reshape(t, e * c) @ back.reshape(e * c, back.shape[-1])
+
+
+class ReplicaExchange:
+    """
+    The all-to-all of one device's program (`MoE.exchange`) under the
+    collectives' single-process semantics (`hyperoffload.all_to_all`): the
+    other devices are replicas of this one, so every chunk of the result is
+    the operand's chunk `rank`; its adjoint is the same exchange. While
+    `pairs` is a list, each exchange (forward and backward) appends its
+    operand and result, the markers `hyperoffload.frontend.sharding`
+    replaces with `hyperoffload.all_to_all`.
+    """
+
+    def __init__(self, group: int, rank: int) -> None:
+        self.group, self.rank = group, rank
+        self.pairs: list[tuple[Tensor, Tensor]] | None = None
+
+    def stand_in(self, x: Tensor) -> Tensor:
+        size = x.shape[0] // self.group
+        chunk = x[self.rank * size : (self.rank + 1) * size]
+        y = chunk.repeat(self.group, *[1] * (x.dim() - 1))
+        if self.pairs is not None:
+            self.pairs.append((x, y))
+        return y
+
+    def __call__(self, x: Tensor) -> Tensor:
+        function: Any = _AllToAll
+        return cast(Tensor, function.apply(x, self))
+
+
+class _AllToAll(torch.autograd.Function):
+    """An exchange whose backward pass is the same exchange of the gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, exchange: ReplicaExchange) -> Tensor:
+        ctx.exchange = exchange
+        return exchange.stand_in(x)
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Tensor) -> tuple[Tensor, None]:
+        return ctx.exchange.stand_in(grad_outputs[0]), None
 
 
 def moe_layers(model: nn.Module) -> list[tuple[int, MoE]]:

@@ -29,10 +29,16 @@ becomes
 ...
 func.return %loss, ... : ...
 ```
+
+Expert parallelism (`hyperoffload-gen --expert-shard N`) marks its
+exchanges the same way, one (operand, stand-in) pair per all-to-all of
+`hyperoffload.frontend.models.ReplicaExchange`, after the ZeRO markers:
+`insert_exchanges` puts `hyperoffload.all_to_all` in place of each stand-in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from io import StringIO
 
 from xdsl.context import Context
@@ -45,6 +51,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from hyperoffload.dialects.collectives import (
     AllGatherOp,
+    AllToAllOp,
     CollectiveOp,
     ReduceScatterOp,
 )
@@ -104,23 +111,49 @@ def _hoist(op: Operation) -> None:
 
 
 def insert_collectives(
-    function: func.FuncOp, params: int, group: int, rank: int
+    function: func.FuncOp,
+    params: int = 0,
+    group: int = 1,
+    rank: int = 0,
+    groups: Sequence[tuple[int, int]] = (),
 ) -> None:
     """
     Replace the stand-ins that the last ``4 · params`` results of `function`
     mark (gradient and shard of each parameter, then shard and gathered
-    weight of each) by `group`-device collectives, this device being `rank`;
-    the markers leave the function's results.
+    weight of each) by `group`-device collectives, this device being `rank`
+    (or each parameter's (group, rank) of `groups`); the markers leave the
+    function's results.
     """
+    groups = groups or [(group, rank)] * params
+    kinds: list[type[CollectiveOp]] = [ReduceScatterOp] * len(groups)
+    kinds += [AllGatherOp] * len(groups)
+    _replace_markers(function, kinds, [*groups, *groups])
+
+
+def insert_exchanges(function: func.FuncOp, count: int, group: int, rank: int) -> None:
+    """
+    Replace the stand-ins that the last ``2 · count`` results of `function`
+    mark (operand and stand-in of each exchange, `models.ReplicaExchange`)
+    by `hyperoffload.all_to_all` over `group` devices, this device being
+    `rank`; the markers leave the function's results.
+    """
+    _replace_markers(function, [AllToAllOp] * count, [(group, rank)] * count)
+
+
+def _replace_markers(
+    function: func.FuncOp,
+    kinds: list[type[CollectiveOp]],
+    groups: Sequence[tuple[int, int]],
+) -> None:
+    """Each (source, stand-in) pair of the last results by a collective of its kind."""
     ret = function.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
     values = list(ret.arguments)
-    kept = len(values) - 4 * params
+    kept = len(values) - 2 * len(kinds)
     markers = values[kept:]
     Rewriter.replace_op(ret, func.ReturnOp(*values[:kept]))
-    for index in range(2 * params):
+    for index, (kind, (group, rank)) in enumerate(zip(kinds, groups, strict=True)):
         source, stand_in = markers[2 * index], markers[2 * index + 1]
-        kind: type[CollectiveOp] = ReduceScatterOp if index < params else AllGatherOp
         if kind is ReduceScatterOp and isinstance(source.owner, Operation):
             _hoist(source.owner)
         collective = kind(source, stand_in.type, group, rank)
@@ -139,13 +172,27 @@ def insert_collectives(
 
 
 def insert_collectives_text(
-    ctx: Context, text: str, name: str, params: int, group: int, rank: int
+    ctx: Context,
+    text: str,
+    name: str,
+    groups: Sequence[tuple[int, int]],
+    exchanges: int = 0,
+    expert_group: int = 1,
+    expert_rank: int = 0,
 ) -> str:
-    """`text` (one exported step with markers) with its collectives, printed by xDSL."""
+    """
+    `text` (one exported program with markers) with its collectives, printed
+    by xDSL: its `exchanges` all-to-alls over `expert_group` devices (the
+    last markers), then the ZeRO collectives of each parameter over its
+    (group, rank) of `groups` (none if empty).
+    """
     module = parse_mlir(ctx, text, name)
     for op in module.ops:
         if isinstance(op, func.FuncOp) and not op.is_declaration:
-            insert_collectives(op, params, group, rank)
+            if exchanges:
+                insert_exchanges(op, exchanges, expert_group, expert_rank)
+            if groups:
+                insert_collectives(op, groups=groups)
     verify_module(module)
     out = StringIO()
     Printer(stream=out).print_op(module)

@@ -448,11 +448,65 @@ def check_attention(spec: AttentionSpec, mode: str) -> None:
         )
 
 
+def check_expert_shard(cfg: ModelConfig, experts: str) -> None:
+    """`ExportError` unless `cfg`'s expert-parallel group is one it can be cut in."""
+    group, rank = cfg.expert_shard, cfg.expert_rank
+    if group == 1 and rank == 0:
+        return
+    if group < 1 or not 0 <= rank < group:
+        raise ExportError(
+            f"an expert-parallel group has at least 1 device and a rank within "
+            f"it, not {group} devices and rank {rank}"
+        )
+    if cfg.family != "moe" or cfg.n_layers <= cfg.n_dense_layers:
+        raise ExportError(
+            "expert parallelism needs an MoE layer (moe family, not every layer dense)"
+        )
+    if cfg.n_experts % group:
+        raise ExportError(
+            f"{cfg.n_experts} routed experts do not split over {group} devices"
+        )
+    if experts != "dense":
+        raise ExportError(
+            "expert parallelism exchanges every expert's rows; routed experts "
+            "(--experts routed) run on one device"
+        )
+
+
+class ExchangingFn:
+    """
+    `fn`'s results, then the (operand, stand-in) pair of every all-to-all
+    of the model's MoE layers (`models.ReplicaExchange`), forward and
+    backward, in the order they ran; `count` is how many, once traced.
+    """
+
+    def __init__(self, fn: Callable[..., Any], model: nn.Module) -> None:
+        self.fn = fn
+        self.exchanges = [moe.exchange for _, moe in moe_layers(model)]
+        self.count = 0
+
+    def __call__(self, *args: Tensor) -> tuple[Tensor, ...]:
+        pairs: list[tuple[Tensor, Tensor]] = []
+        for exchange in self.exchanges:
+            exchange.pairs = pairs
+        try:
+            result = self.fn(*args)
+        finally:
+            for exchange in self.exchanges:
+                exchange.pairs = None
+        self.count = len(pairs)
+        results = cast(
+            tuple[Tensor, ...], result if isinstance(result, tuple) else (result,)
+        )
+        return (*results, *(t for pair in pairs for t in pair))
+
+
 def check_experts(cfg: ModelConfig, mode: str, experts: str) -> None:
     """`ExportError` unless `experts` is a choice `cfg` and `mode` can be exported with."""
     if experts not in EXPERTS_MODES:
         known = ", ".join(EXPERTS_MODES)
         raise ExportError(f"unknown experts {experts!r} (known: {known})")
+    check_expert_shard(cfg, experts)
     if experts == "dense":
         return
     if cfg.family != "moe":
@@ -490,7 +544,7 @@ def _param_experts(model: nn.Module) -> tuple[ExpertKey | None, ...]:
     """The routed expert of each parameter of `model` (empty without MoE layers)."""
     owner: dict[int, ExpertKey] = {}
     for layer, moe in moe_layers(model):
-        for e, expert in enumerate(moe.experts):
+        for e, expert in enumerate(moe.experts, moe.first_expert):
             for p in expert.parameters():
                 owner[id(p)] = (layer, e)
     if not owner:
@@ -559,6 +613,11 @@ def check_train(mode: str, train: TrainSpec | None, shapes: Shapes) -> None:
             "the optimizer step in the backward pass needs an optimizer (sgd or "
             "adamw): without one the step returns its gradients"
         )
+    if train.expert_shard > 1 and train.shard % train.expert_shard:
+        raise ExportError(
+            f"an expert-parallel group of {train.expert_shard} devices does not "
+            f"divide the data-parallel group of {train.shard}"
+        )
     if train.shard > 1 and optimizer.kind != "adamw":
         raise ExportError(
             f"sharding applies to the adamw optimizer states, not to {optimizer.kind}"
@@ -591,13 +650,15 @@ def train_program(
     step = [((), torch.int64)] if kind == "adamw" else []
     if train.shard > 1:
         for name, (shape, _) in zip(names, param_specs, strict=True):
-            if not shape or shape[0] % train.shard:
+            group = train.group_of(name)
+            if not shape or shape[0] % group:
                 raise ExportError(
-                    f"cannot shard {name} {list(shape)} over {train.shard} devices: "
+                    f"cannot shard {name} {list(shape)} over {group} devices: "
                     "its first dimension is not a multiple of the group"
                 )
     state_specs = [
-        (train.shard_shape(shape), torch.float32) for shape, _ in param_specs
+        (train.shard_shape(shape, name), torch.float32)
+        for name, (shape, _) in zip(names, param_specs, strict=True)
     ] * (len(states) // max(len(names), 1))
     first = 2 + len(step)
     results = {
@@ -955,6 +1016,8 @@ def export(
     with torch.device("meta"):
         model = build_model(cfg).to(dtype)
     fn, sig = program(model, cfg, mode, shapes, dtype, experts, train)
+    exchanging = ExchangingFn(fn, model) if cfg.expert_shard > 1 else None
+    fn = exchanging or fn
     grad = (
         range(sig.first_param, sig.first_param + sig.n_params)
         if mode == "train"
@@ -973,14 +1036,19 @@ def export(
     if sig.markers:
         text = route_experts_text(make_context(), text, f"<@{sig.func_name}>")
         sig = replace(sig, markers=())
-    if train is not None and train.shard > 1:
+    zero = train is not None and train.shard > 1
+    if zero or exchanging is not None:
+        names = [n for n, _ in model.named_parameters()]
         text = insert_collectives_text(
             make_context(),
             text,
             f"<@{sig.func_name}>",
-            sig.n_params,
-            train.shard,
-            train.rank,
+            [(train.group_of(n), train.rank_of(n)) for n in names]
+            if train is not None and zero
+            else [],
+            exchanging.count if exchanging is not None else 0,
+            cfg.expert_shard,
+            cfg.expert_rank,
         )
     return Exported(text, sig, time.perf_counter() - start)
 

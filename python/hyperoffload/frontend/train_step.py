@@ -178,7 +178,7 @@ class TrainStepFn:
         weights = states[:n] if master else params
         m, v = states[-2 * n : -n], states[-n:]
         if self.spec.in_backward:
-            update = _Update(self.spec, params, weights, m, v, step, master)
+            update = _Update(self.spec, self.names, params, weights, m, v, step, master)
             loss, _ = self.gradients(tokens, targets, params, master, update)
             return update.results(loss)
         loss, grads = self.gradients(tokens, targets, params, wide=master)
@@ -225,15 +225,20 @@ class TrainStepFn:
         markers of `hyperoffload.frontend.sharding`.
         """
         spec = self.spec
-        shards = [_own_rows(g, spec) for g in grads]
-        own = weights if master else [_own_rows(w, spec) for w in weights]
+        names = self.names
+        shards = [_own_rows(g, spec, n) for g, n in zip(grads, names, strict=True)]
+        own = (
+            weights
+            if master
+            else [_own_rows(w, spec, n) for w, n in zip(weights, names, strict=True)]
+        )
         new = [
             adamw_update(w, g, m_i, v_i, step, spec.optimizer)
             for w, g, m_i, v_i in zip(own, shards, m, v, strict=True)
         ]
         new_weights = [w for w, _, _ in new]
         low = [w.to(p.dtype) for w, p in zip(new_weights, params, strict=True)]
-        gathered = [_gathered(w, spec) for w in low]
+        gathered = [_gathered(w, spec, n) for w, n in zip(low, names, strict=True)]
         results = [loss, *gathered]
         if master:
             results += new_weights
@@ -293,6 +298,7 @@ class _Update:
     def __init__(
         self,
         spec: TrainSpec,
+        names: Sequence[str],
         params: Sequence[Tensor],
         weights: Sequence[Tensor],
         m: Sequence[Tensor],
@@ -303,6 +309,7 @@ class _Update:
         self.spec, self.params, self.weights = spec, params, weights
         self.m, self.v, self.step, self.master = m, v, step, master
         self.done: dict[int, tuple[Tensor, ...]] = {}
+        self.names = names
 
     def __call__(self, i: int, grad: Tensor) -> None:
         spec, optimizer = self.spec, self.spec.optimizer
@@ -312,10 +319,11 @@ class _Update:
                 return
             assert self.step is not None
             sharded = spec.shard > 1
-            shard = _own_rows(grad, spec) if sharded else grad
+            name = self.names[i]
+            shard = _own_rows(grad, spec, name) if sharded else grad
             own = self.weights[i]
             if sharded and not self.master:
-                own = _own_rows(own, spec)
+                own = _own_rows(own, spec, name)
             w, m, v = adamw_update(
                 own, shard, self.m[i], self.v[i], self.step, optimizer
             )
@@ -323,7 +331,7 @@ class _Update:
             if not sharded:
                 self.done[i] = (low, w, m, v)
                 return
-            self.done[i] = (_gathered(low, spec), w, m, v, grad, shard, low)
+            self.done[i] = (_gathered(low, spec, name), w, m, v, grad, shard, low)
 
     def results(self, loss: Tensor) -> tuple[Tensor, ...]:
         """`TrainStepFn`'s results, from every parameter's update."""
@@ -343,14 +351,14 @@ class _Update:
         return tuple(results)
 
 
-def _own_rows(tensor: Tensor, spec: TrainSpec) -> Tensor:
+def _own_rows(tensor: Tensor, spec: TrainSpec, name: str) -> Tensor:
     """This device's rows of `tensor` (a reduce-scatter of identical replicas)."""
-    rows = spec.shard_rows(tensor.shape[0])
+    rows = spec.shard_rows(tensor.shape[0], name)
     return tensor[rows.start : rows.stop]
 
 
-def _gathered(shard: Tensor, spec: TrainSpec) -> Tensor:
+def _gathered(shard: Tensor, spec: TrainSpec, name: str) -> Tensor:
     """`shard` at this device's rows of zeros (an all-gather's stand-in)."""
-    rows = spec.shard_rows(shard.shape[0] * spec.shard)
-    whole = shard.shape[0] * spec.shard
+    whole = shard.shape[0] * spec.group_of(name)
+    rows = spec.shard_rows(whole, name)
     return F.pad(shard, (0, 0) * (shard.dim() - 1) + (rows.start, whole - rows.stop))

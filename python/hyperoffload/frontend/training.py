@@ -13,6 +13,7 @@ spec.state_names(["w"], master=True)  # ['master.w', 'exp_avg.w', 'exp_avg_sq.w'
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -122,6 +123,10 @@ def chunk_rows(tokens: int, chunks: int) -> list[range]:
     return [range(start, min(start + size, tokens)) for start in range(0, tokens, size)]
 
 
+_ROUTED_EXPERT = re.compile(r"(^|\.)feed_forward\.experts\.\d+\.")
+"""The name of a routed expert's parameter (`models.MoE.experts`)."""
+
+
 @dataclass(frozen=True)
 class TrainSpec:
     """
@@ -143,6 +148,13 @@ class TrainSpec:
     """
     rank: int = 0
     """This device's place in the group (its shard: `shard_rows`)."""
+    expert_shard: int = 1
+    """
+    The expert-parallel group within the data-parallel one (moe family,
+    `hyperoffload-gen --expert-shard`): a routed expert lives on `shard` /
+    `expert_shard` devices of the group, over which its states are sharded
+    (`group_of`), as DeepSeek-V3's ZeRO-1 shards them.
+    """
     in_backward: bool = False
     """
     The optimizer step in the backward pass (torchtune's
@@ -158,25 +170,43 @@ class TrainSpec:
         """Today's step: no optimizer, one micro-batch, the full loss."""
         return self == TrainSpec()
 
-    def shard_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+    def group_of(self, name: str = "") -> int:
+        """
+        The devices that share the parameter `name`'s states: the group, or
+        for a routed expert's parameter its replicas (`expert_shard`).
+
+        >>> spec = TrainSpec(OptimizerSpec("adamw"), shard=8, expert_shard=4)
+        >>> spec.group_of("layers.0.feed_forward.experts.1.w1.weight")
+        2
+        """
+        if self.expert_shard > 1 and _ROUTED_EXPERT.search(name):
+            return self.shard // self.expert_shard
+        return self.shard
+
+    def rank_of(self, name: str = "") -> int:
+        """This device's place among the devices sharing `name` (`group_of`)."""
+        return self.rank % self.group_of(name)
+
+    def shard_shape(self, shape: Sequence[int], name: str = "") -> tuple[int, ...]:
         """
         The shape of this device's shard of a tensor of `shape` (its first
-        dimension split over the group).
+        dimension split over the group, `group_of(name)`).
 
         >>> TrainSpec(OptimizerSpec("adamw"), shard=8).shard_shape((1024, 4096))
         (128, 4096)
         """
-        return (shape[0] // self.shard, *shape[1:])
+        return (shape[0] // self.group_of(name), *shape[1:])
 
-    def shard_rows(self, rows: int) -> range:
+    def shard_rows(self, rows: int, name: str = "") -> range:
         """
         The rows of a tensor of `rows` rows this device owns.
 
         >>> TrainSpec(OptimizerSpec("adamw"), shard=4, rank=1).shard_rows(16)
         range(4, 8)
         """
-        size = rows // self.shard
-        return range(self.rank * size, (self.rank + 1) * size)
+        size = rows // self.group_of(name)
+        rank = self.rank_of(name)
+        return range(rank * size, (rank + 1) * size)
 
     def state_names(self, names: Sequence[str], master: bool) -> list[str]:
         """The optimizer-state arguments after the parameters `names`."""
