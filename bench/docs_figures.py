@@ -9,9 +9,11 @@ Two kinds of quote:
   block), and a pattern finds it; this script reports a difference and
   leaves the page alone.
 
-`test/python/test_docs_figures.py` measures every figure again and compares.
-Figures of the large benchmark runs are written by their own scripts
-(`bench/seed_claims.py`, `hyperoffload-bench`, ...), not here.
+`test/python/benchmark/test_docs_figures.py` measures every figure again
+and compares. Figures of the large benchmark runs are written by their own
+scripts (`bench/seed_claims.py`, `bench/results_summary.py`, ...), not here.
+`unmarked` finds the figures a page holds outside markers: docs/figures.md
+lists them, section by section, with how each is kept true.
 
     .venv/bin/python bench/docs_figures.py [--check]
 """
@@ -185,6 +187,47 @@ def quoted(page: str, pattern: str) -> str:
     if found is None:
         raise ValueError(f"the page no longer matches {pattern!r}")
     return found.group(1)
+
+
+FIGURE = re.compile(
+    r"(?<![\w.])[\u2212+-]?\d[\d,]*(?:\.\d+)?(?:e[\u2212+-]?\d+)?\s?"
+    r"(?:GB/s|TB/s|tokens/s|steps/s|TFLOPS|GiB|MiB|KiB|GB|MB|KB|TB|ms|us|µs|ns"
+    r"|min|s|%|x|\u00d7)(?![\w/])"
+)
+"""A figure: a number with a unit of size, time, rate or share (`28.52 GB`, `+2.3%`)."""
+SECTION = re.compile(r"<!-- ([\w./-]+):\s?begin -->.*?<!-- \1:\s?end -->", re.DOTALL)
+"""A section a script writes: `<!-- NAME:begin -->` ... `<!-- NAME:end -->`."""
+
+
+def sections(page: str) -> Iterator[str]:
+    """The NAME of each section between markers that `page` holds."""
+    for found in SECTION.finditer(page):
+        yield found.group(1)
+
+
+def unmarked(page: str) -> dict[str, list[str]]:
+    """
+    The figures of each section of `page` (by heading) that no marker holds:
+    in its prose and tables outside code spans, and in the comments of its
+    code blocks (`# peak 111.18 KB`), where a command's output is quoted.
+    """
+    text = MARKED.sub("", SECTION.sub("", page))
+    found: dict[str, list[str]] = {}
+    heading, fenced = "", False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced and line.startswith("#"):
+            heading = line.lstrip("#").strip()
+            continue
+        if fenced:
+            if "#" not in line:
+                continue
+            line = line.split("#", 1)[1]
+        line = re.sub(r"`[^`]*`", "", line)
+        found.setdefault(heading, []).extend(m.group(0) for m in FIGURE.finditer(line))
+    return {heading: figures for heading, figures in found.items() if figures}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
