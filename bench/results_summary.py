@@ -6,7 +6,8 @@ The tables of docs/benchmarks.md read from the default suite's results
   scenario, ours and the best peer beside the seeds' figure;
 - `recomputation`: every recomputing policy and ours on the LLaMA-3-8B step;
 - `compile-time`: parse, pipeline and target search of ours on each step;
-- `arena`: ours and the peers in addresses (static layout, runtime allocator).
+- `arena`: ours and the peers in addresses (static layout, runtime allocator);
+- `blocks`: generations over a KV cache in blocks, and the longest cache.
 
     .venv/bin/python bench/results_summary.py [--check]
 
@@ -36,7 +37,7 @@ Json = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 RESULTS = ROOT / "docs" / "benchmarks" / "results.json"
-SECTIONS = ("results-summary", "recomputation", "compile-time", "arena")
+SECTIONS = ("results-summary", "recomputation", "compile-time", "arena", "blocks")
 """The marked sections: `<!-- NAME:begin -->` ... `<!-- NAME:end -->`."""
 OURS = "hyperoffload"
 NOT_PEERS = ("none", "hyperoffload", "plan")
@@ -442,6 +443,86 @@ def arena(found: dict[str, Json]) -> str:
     return "\n".join(lines)
 
 
+GENERATIONS = {
+    "long-context-generation-full": "full attention, 16384-token blocks",
+    "long-context-generation-int8": "full + INT8 transfers",
+    "long-context-generation-window": "4096-token window + 4 sinks, 1024-token blocks",
+}
+"""The generation scenarios of the blocks table, and how each is named."""
+LONGEST = {
+    "longest-generation-full": "full attention",
+    "longest-generation-int8": "INT8 transfers",
+    "longest-generation-window": "the window",
+}
+"""The longest-cache scenarios, and how each is named."""
+
+
+def _generation_peer(rows: list[Json], limit: float) -> str:
+    """The peer keeping the most of `none`'s tokens/s, and its KV."""
+    peers = [r for r in rows if r["policy"] not in NOT_PEERS]
+    best = max(peers, key=lambda r: r["throughput_vs_none"])
+    kv, speed = (
+        format_bytes(best["kv_peak_bytes"]),
+        pct(best["throughput_vs_none"] - 1, 2),
+    )
+    if best["within"]:
+        return f"`{best['policy']}` {kv} ({pct(best['kv_vs_none'] - 1)}) at {speed}"
+    return f"`{best['policy']}` misses {limit:.0%} ({speed} at {kv})"
+
+
+def blocks(found: dict[str, Json]) -> str:
+    """Generations over a cache in blocks: the KV each policy keeps in HBM."""
+    lines = [
+        "| variant | preset | `none` KV | ours: KV (vs none), tokens/s | best peer | seeds |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    seeds = f"61.2 → 45.0 GB ({MINUS}26%)"
+    for name, label in GENERATIONS.items():
+        scenario = found[name]
+        for index, preset in enumerate(scenario["presets"]):
+            rows = {r["policy"]: r for r in preset["rows"]}
+            none, plan = rows["none"], rows["plan"]
+            ours = (
+                f"{format_bytes(plan['kv_peak_bytes'])} ({pct(plan['kv_vs_none'] - 1)}), "
+                f"{pct(plan['throughput_vs_none'] - 1, 2)}"
+            )
+            lines.append(
+                f"| {label if index == 0 else 'the same'} | `{preset['hardware']}` | "
+                f"{format_bytes(none['kv_peak_bytes'])} | {ours} | "
+                f"{_generation_peer(preset['rows'], scenario['limit'])} | {seeds} |"
+            )
+            seeds = ""
+    said: list[str] = []
+    for name, label in LONGEST.items():
+        scenario = found[name]
+        for preset in scenario["presets"]:
+            fits = {n: e for n, e in preset["longest"].items() if e}
+            by_length: dict[int, list[str]] = {}
+            for policy, entry in fits.items():
+                by_length.setdefault(entry["length"], []).append(
+                    "ours" if policy == "plan" else f"`{policy}`"
+                )
+            left = sorted(set(preset["longest"]) - set(fits))
+            lengths = "; ".join(
+                f"{length:,} for {', '.join(names)}"
+                for length, names in sorted(by_length.items())
+            )
+            none = " and ".join(f"`{n}`" for n in left)
+            said.append(
+                f"{label} on `{preset['hardware']}` in "
+                f"{format_bytes(preset['hbm_capacity_bytes'])}: {lengths}"
+                + (f" ({none} fits none)" if left else "")
+                + f", ours with {format_bytes(fits['plan']['kv_peak_bytes'])} of KV"
+            )
+    return "\n".join(
+        [
+            *lines,
+            "",
+            f"Longest cache within 1% of `none`'s tokens/s: {'; '.join(said)}.",
+        ]
+    )
+
+
 HEADER = (
     "| scenario | seeds' figure | ours (this run) | best peer (this run) | verdict |\n"
     "| --- | --- | --- | --- | --- |"
@@ -491,6 +572,7 @@ def sections(results: Json) -> dict[str, str]:
         "recomputation": recomputation(found["llama3-8b-train"]),
         "compile-time": compile_time(found),
         "arena": arena(found),
+        "blocks": blocks(found),
     }
     return {name: f"\n{text}\n" for name, text in made.items()}
 
