@@ -553,11 +553,30 @@ def summary(results: Json) -> str:
             "DeepSeek-V3 prefill, one MoE layer (256 experts, top-8), seq 2048, bf16",
         ),
     ]
-    lines = [HEADER]
+    lines = [_runs(results), "", HEADER]
     for row in rows:
         made = row()
         lines += made if isinstance(made, list) else [made]
     return "\n".join(lines)
+
+
+def _processes(jobs: int) -> str:
+    return "one process" if jobs == 1 else f"{jobs} processes"
+
+
+def _runs(results: Json) -> str:
+    """The suite's run and the reruns merged into it, as `results.json` records them."""
+    merged = "; ".join(
+        f"{', '.join(f'`{n}`' for n in m['scenarios'])} on {m['date']} "
+        f"({m['wall_s'] / 60:.1f} min, {_processes(m['jobs'])})"
+        for m in results.get("merged", [])
+    )
+    return (
+        f"The suite `{results['suite']}` ran in {results['wall_s'] / 60:.1f} min "
+        f"({_processes(results['jobs'])})"
+        + (f"; merged in since, as recorded: {merged}" if merged else "")
+        + "."
+    )
 
 
 def _found(results: Json) -> dict[str, Json]:
