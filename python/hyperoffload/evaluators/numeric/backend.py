@@ -5,13 +5,14 @@ assertion fails at once.
 
 ```python
 NUMPY.fn("asin")(x)                          # np.asin(x)
+NUMPY.fn("roundeven")(x)                     # np.rint(x)
 NUMPY.cast(x, TensorType(BFloat16Type(), [2]))  # float32, rounded to bf16
 ```
 """
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -28,8 +29,49 @@ from hyperoffload.evaluators.semantics.backend import ArrayBackend
 from hyperoffload.support.arrays import from_bf16_bits, to_bf16_bits
 
 
+def _maximumf(a: Value, b: Value) -> Value:
+    equal = np.where(np.signbit(a), b, a)
+    return np.where(
+        np.isnan(a) | np.isnan(b), a + b, np.where(a == b, equal, np.maximum(a, b))
+    )
+
+
+def _minimumf(a: Value, b: Value) -> Value:
+    equal = np.where(np.signbit(a), a, b)
+    return np.where(
+        np.isnan(a) | np.isnan(b), a + b, np.where(a == b, equal, np.minimum(a, b))
+    )
+
+
+def _div_trunc(a: Value, b: Value) -> Value:
+    quotient = np.floor_divide(a, b)
+    inexact = (a - quotient * b != 0) & ((a < 0) != (b < 0))
+    return quotient + inexact.astype(quotient.dtype)
+
+
+def _rsqrt(x: Value) -> Value:
+    return np.reciprocal(np.sqrt(x))
+
+
+def _erf(x: Value) -> Value:
+    erf = np.frompyfunc(math.erf, 1, 1)
+    return np.asarray(erf(x.astype(np.float64)), dtype=np.float64)
+
+
 class NumpyBackend(ArrayBackend):
     """The primitives on numpy arrays; the scope is the numeric `Frame`."""
+
+    library = np
+    own: ClassVar[Mapping[str, Callable[..., Value]]] = {
+        "maximumf": _maximumf,
+        "minimumf": _minimumf,
+        "floor_div": np.floor_divide,
+        "div_trunc": _div_trunc,
+        "roundeven": np.rint,
+        "rsqrt": _rsqrt,
+        "cbrt": np.cbrt,
+        "erf": _erf,
+    }
 
     def fail(self, message: str) -> Exception:
         return Fail(message)
@@ -65,42 +107,6 @@ class NumpyBackend(ArrayBackend):
         if is_bf16(target):
             return from_bf16_bits(x.view(np.uint16))
         return x.view(dtype_of(target))
-
-    def fn(self, name: str) -> Callable[..., Value]:
-        return getattr(np, name)
-
-    def maximumf(self, a: Value, b: Value) -> Value:
-        equal = np.where(np.signbit(a), b, a)
-        return np.where(
-            np.isnan(a) | np.isnan(b), a + b, np.where(a == b, equal, np.maximum(a, b))
-        )
-
-    def minimumf(self, a: Value, b: Value) -> Value:
-        equal = np.where(np.signbit(a), a, b)
-        return np.where(
-            np.isnan(a) | np.isnan(b), a + b, np.where(a == b, equal, np.minimum(a, b))
-        )
-
-    def floor_div(self, a: Value, b: Value) -> Value:
-        return np.floor_divide(a, b)
-
-    def div_trunc(self, a: Value, b: Value) -> Value:
-        quotient = np.floor_divide(a, b)
-        inexact = (a - quotient * b != 0) & ((a < 0) != (b < 0))
-        return quotient + inexact.astype(quotient.dtype)
-
-    def roundeven(self, x: Value) -> Value:
-        return np.rint(x)
-
-    def rsqrt(self, x: Value) -> Value:
-        return np.reciprocal(np.sqrt(x))
-
-    def cbrt(self, x: Value) -> Value:
-        return np.cbrt(x)
-
-    def erf(self, x: Value) -> Value:
-        erf = np.frompyfunc(math.erf, 1, 1)
-        return np.asarray(erf(x.astype(np.float64)), dtype=np.float64)
 
     def bools(self, a: Value, b: Value, value: bool) -> Value:
         return np.full(np.broadcast(a, b).shape, value, np.bool_)

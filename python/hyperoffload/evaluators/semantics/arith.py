@@ -52,8 +52,8 @@ def float_binary(xp: ArrayBackend) -> dict[str, Binary]:
         "arith.mulf": lambda a, b: a * b,
         "arith.divf": lambda a, b: a / b,
         "arith.remf": xp.fn("fmod"),
-        "arith.maximumf": xp.maximumf,
-        "arith.minimumf": xp.minimumf,
+        "arith.maximumf": xp.fn("maximumf"),
+        "arith.minimumf": xp.fn("minimumf"),
         "arith.maxnumf": xp.fn("fmax"),
         "arith.minnumf": xp.fn("fmin"),
     }
@@ -61,13 +61,13 @@ def float_binary(xp: ArrayBackend) -> dict[str, Binary]:
 
 def int_binary(xp: ArrayBackend) -> dict[str, Binary]:
     """The integer arithmetic ops (before the `i1` rule of `_with_i1`)."""
-    u, div = xp.unsigned, xp.floor_div
+    u, div = xp.unsigned, xp.fn("floor_div")
     maximum, minimum = xp.fn("maximum"), xp.fn("minimum")
     return {
         "arith.addi": lambda a, b: a + b,
         "arith.subi": lambda a, b: a - b,
         "arith.muli": lambda a, b: a * b,
-        "arith.divsi": xp.div_trunc,
+        "arith.divsi": xp.fn("div_trunc"),
         "arith.divui": lambda a, b: div(u(a), u(b)),
         "arith.ceildivsi": lambda a, b: -div(-a, b),
         "arith.ceildivui": lambda a, b: -div(-u(a), u(b)),

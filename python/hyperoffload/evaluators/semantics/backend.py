@@ -8,18 +8,20 @@ implements them for its arrays (numpy arrays, torch tensors) and its
 ```python
 xp = NUMPY                              # or the torch executor's backend
 xp.fn("exp")(x)                         # np.exp(x) / torch.exp(x)
+xp.fn("maximumf")(a, b)                 # the backend's own IEEE maximum (`OWN`)
 xp.astype(x, "uint8")                   # a cast to a dtype both libraries name so
 xp.where(cond, a, b)                    # np.where / torch.where on one device
 ```
 
-Each backend keeps the rounding and representation it has always had: numpy
-holds `bf16` in `float32`, torch as `torch.bfloat16`; numpy computes the IEEE
-`maximumf` from `where`, torch with `torch.maximum`.
+Each backend keeps its own rounding and representation: numpy holds `bf16`
+in `float32`, torch as `torch.bfloat16`; numpy computes the IEEE `maximumf`
+from `where`, torch with `torch.maximum`.
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import Any, ClassVar, TypeAlias
 
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -31,6 +33,20 @@ Scope: TypeAlias = Any
 
 DTYPES = ("bool", "uint8", "int8", "int64", "float64")
 """The dtypes the semantics name, by the name both libraries give them."""
+
+OWN = (
+    "maximumf",  # IEEE maximum: NaN propagates, +0 > -0
+    "minimumf",  # IEEE minimum: NaN propagates, -0 < +0
+    "floor_div",  # integer division rounding toward minus infinity
+    "div_trunc",  # signed integer division rounding toward zero
+    "roundeven",  # to the nearest integer, halves to even
+    "rsqrt",  # 1 / sqrt(x)
+    "cbrt",  # the real cube root
+    "erf",  # the error function
+)
+"""The elementwise functions a backend defines itself (the libraries differ
+in name or have none); the others are the library's, by the name numpy and
+torch share (`exp`, `asin`, `fmod`, `remainder`, `isnan`, ...)."""
 
 
 class ArrayBackend(ABC):
@@ -76,41 +92,16 @@ class ArrayBackend(ABC):
 
     # --- elementwise ----------------------------------------------------------
 
-    @abstractmethod
+    library: ModuleType
+    """The array library (`numpy`, `torch`): its elementwise functions by name."""
+
+    own: ClassVar[Mapping[str, Callable[..., Array]]]
+    """The functions of `OWN`, as this backend computes them."""
+
     def fn(self, name: str) -> Callable[..., Array]:
-        """The library's elementwise function `name` (`exp`, `asin`, `fmod`, ...)."""
-
-    @abstractmethod
-    def maximumf(self, a: Array, b: Array) -> Array:
-        """IEEE maximum: NaN propagates, +0 > -0."""
-
-    @abstractmethod
-    def minimumf(self, a: Array, b: Array) -> Array:
-        """IEEE minimum: NaN propagates, -0 < +0."""
-
-    @abstractmethod
-    def floor_div(self, a: Array, b: Array) -> Array:
-        """Integer division rounding toward minus infinity."""
-
-    @abstractmethod
-    def div_trunc(self, a: Array, b: Array) -> Array:
-        """Signed integer division rounding toward zero."""
-
-    @abstractmethod
-    def roundeven(self, x: Array) -> Array:
-        """Rounding to the nearest integer, halves to even."""
-
-    @abstractmethod
-    def rsqrt(self, x: Array) -> Array:
-        """`1 / sqrt(x)`."""
-
-    @abstractmethod
-    def cbrt(self, x: Array) -> Array:
-        """The real cube root."""
-
-    @abstractmethod
-    def erf(self, x: Array) -> Array:
-        """The error function."""
+        """The elementwise function `name`: the backend's own (`OWN`), else the library's."""
+        found = self.own.get(name)
+        return found if found is not None else getattr(self.library, name)
 
     @abstractmethod
     def bools(self, a: Array, b: Array, value: bool) -> Array:

@@ -87,9 +87,9 @@ def affine(xp: ArrayBackend, expr: AffineExpr, dims: Sequence[Array]) -> Array:
             case AffineBinaryOpKind.Mod:
                 return xp.fn("remainder")(lhs, rhs)
             case AffineBinaryOpKind.FloorDiv:
-                return xp.floor_div(lhs, rhs)
+                return xp.fn("floor_div")(lhs, rhs)
             case AffineBinaryOpKind.CeilDiv:
-                return -xp.floor_div(-lhs, rhs)
+                return -xp.fn("floor_div")(-lhs, rhs)
     raise xp.fail(f"unsupported affine expression {expr}")
 
 

@@ -13,7 +13,6 @@ Backends differ where their libraries do: numpy's `erf` is Python's
 within an ulp or two of numpy's.
 """
 
-from collections.abc import Callable
 from typing import Any
 
 from xdsl.ir import Operation
@@ -21,12 +20,13 @@ from xdsl.ir import Operation
 from hyperoffload.evaluators.op_registry import OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
 
-_SAME_NAME = {
+_UNARY = {
     "math.absf": "abs",
     "math.absi": "abs",
     "math.ceil": "ceil",
     "math.floor": "floor",
     "math.trunc": "trunc",
+    "math.roundeven": "roundeven",
     "math.exp": "exp",
     "math.exp2": "exp2",
     "math.expm1": "expm1",
@@ -35,6 +35,8 @@ _SAME_NAME = {
     "math.log10": "log10",
     "math.log1p": "log1p",
     "math.sqrt": "sqrt",
+    "math.rsqrt": "rsqrt",
+    "math.cbrt": "cbrt",
     "math.tanh": "tanh",
     "math.sin": "sin",
     "math.cos": "cos",
@@ -47,11 +49,12 @@ _SAME_NAME = {
     "math.asinh": "asinh",
     "math.acosh": "acosh",
     "math.atanh": "atanh",
-    "math.powf": "pow",
-    "math.atan2": "atan2",
-    "math.copysign": "copysign",
+    "math.erf": "erf",
 }
-"""The ops that are a library function of the same name in numpy and torch."""
+"""The one-operand ops that are an elementwise function (`ArrayBackend.fn`)."""
+
+_BINARY = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
+"""The two-operand ops that are an elementwise function."""
 
 
 def round_half_away(xp: ArrayBackend, a: Array) -> Array:
@@ -61,33 +64,13 @@ def round_half_away(xp: ArrayBackend, a: Array) -> Array:
     return xp.where(xp.fn("abs")(a - truncated) >= 0.5, away, truncated)
 
 
-def unary(xp: ArrayBackend) -> dict[str, Callable[[Array], Array]]:
-    """The one-operand ops."""
-    ops: dict[str, Callable[[Array], Array]] = {
-        name: xp.fn(fn) for name, fn in _SAME_NAME.items() if name not in _BINARY
-    }
-
-    def round_(a: Array) -> Array:
-        return round_half_away(xp, a)
-
-    return ops | {
-        "math.round": round_,
-        "math.roundeven": xp.roundeven,
-        "math.rsqrt": xp.rsqrt,
-        "math.cbrt": xp.cbrt,
-        "math.erf": xp.erf,
-    }
-
-
-_BINARY = ("math.powf", "math.atan2", "math.copysign")
-
-
 def register(registry: OpRegistry[Any, Any], xp: ArrayBackend) -> None:
     """Fill `registry` with the `math` ops on `xp`."""
-    for name, fn in unary(xp).items():
-        registry.unary(name, fn)
-    for name in _BINARY:
-        registry.binary(name, xp.fn(_SAME_NAME[name]))
+    for name, fn in _UNARY.items():
+        registry.unary(name, xp.fn(fn))
+    for name, fn in _BINARY.items():
+        registry.binary(name, xp.fn(fn))
+    registry.unary("math.round", lambda a: round_half_away(xp, a))
     power = xp.fn("pow")
     registry.binary("math.fpowi", lambda a, b: power(a, xp.astype_like(b, a)))
 

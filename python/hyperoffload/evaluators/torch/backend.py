@@ -10,12 +10,15 @@ TORCH.fn("asin")(x)                           # torch.asin(x)
 TORCH.where(cond, a, b)                       # torch.where, a host scalar moved to the device
 ```
 
-Unsigned integer ops read 8- to 32-bit values as unsigned exactly; a 64-bit
-value is read as signed (torch has no full `uint64` arithmetic), which
-differs only for values of 2^63 and above.
+`maximumf` and `minimumf` are `torch.maximum` and `torch.minimum`: NaN
+propagates, but of +0 and -0 the first operand is returned (numpy's backend
+orders them, -0 < +0). Unsigned integer ops read 8- to 32-bit values as
+unsigned exactly; a 64-bit value is read as signed (torch has no full
+`uint64` arithmetic), which differs only for values of 2^63 and above.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 import torch
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -30,8 +33,32 @@ Tensor = torch.Tensor
 _NARROW_SIGNED = {torch.int8: 8, torch.int16: 16, torch.int32: 32}
 
 
+def _floor_div(a: Tensor, b: Tensor) -> Tensor:
+    return torch.div(a, b, rounding_mode="floor")
+
+
+def _div_trunc(a: Tensor, b: Tensor) -> Tensor:
+    return torch.div(a, b, rounding_mode="trunc")
+
+
+def _cbrt(x: Tensor) -> Tensor:
+    return torch.sign(x) * torch.abs(x).pow(1.0 / 3.0)
+
+
 class TorchBackend(ArrayBackend):
     """The primitives on torch tensors; the scope is the executor's `Scope`."""
+
+    library = torch
+    own: ClassVar[Mapping[str, Callable[..., Tensor]]] = {
+        "maximumf": torch.maximum,
+        "minimumf": torch.minimum,
+        "floor_div": _floor_div,
+        "div_trunc": _div_trunc,
+        "roundeven": torch.round,
+        "rsqrt": torch.rsqrt,
+        "cbrt": _cbrt,
+        "erf": torch.erf,
+    }
 
     def fail(self, message: str) -> Exception:
         return Fail(message)
@@ -66,33 +93,6 @@ class TorchBackend(ArrayBackend):
 
     def bitcast(self, x: Tensor, source: Attribute, target: Attribute) -> Tensor:
         return x.view(torch_dtype(target))
-
-    def fn(self, name: str) -> Callable[..., Tensor]:
-        return getattr(torch, name)
-
-    def maximumf(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.maximum(a, b)
-
-    def minimumf(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.minimum(a, b)
-
-    def floor_div(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.div(a, b, rounding_mode="floor")
-
-    def div_trunc(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.div(a, b, rounding_mode="trunc")
-
-    def roundeven(self, x: Tensor) -> Tensor:
-        return torch.round(x)
-
-    def rsqrt(self, x: Tensor) -> Tensor:
-        return torch.rsqrt(x)
-
-    def cbrt(self, x: Tensor) -> Tensor:
-        return torch.sign(x) * torch.abs(x).pow(1.0 / 3.0)
-
-    def erf(self, x: Tensor) -> Tensor:
-        return torch.erf(x)
 
     def bools(self, a: Tensor, b: Tensor, value: bool) -> Tensor:
         like = a + b
