@@ -30,7 +30,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from hyperoffload.ir.diagnostics import Severity, emit
+from hyperoffload.ir.diagnostics import Severity, emit, located_message
 from hyperoffload.passes.options import InsertOptions
 from hyperoffload.planning.experts import is_routed
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
@@ -116,4 +116,4 @@ class InsertPass(InsertOptions, ModulePass):
                 warn_if_unmet(self.name, loop, trial)
                 remark_written(self.name, loop)
         except (PlanError, ValueError) as err:
-            raise PassFailedException(str(err)) from None
+            raise PassFailedException(located_message(err)) from None

@@ -25,7 +25,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from hyperoffload.ir.diagnostics import verify_offload
+from hyperoffload.ir.diagnostics import located_message, verify_offload
 from hyperoffload.passes.insert import planning_loops, remark_written, warn_if_unmet
 from hyperoffload.passes.move_window import move_window
 from hyperoffload.passes.options import InsertOptions, MoveWindowOptions
@@ -92,10 +92,7 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
                 remark_written(self.name, loop)
                 planned.append((loop, trial))
         except (PlanError, ValueError) as err:
-            where = getattr(err, "where", None)  # a bare message's place
-            if isinstance(where, str) and where != "<unknown>":
-                raise PassFailedException(f"{where}: error: {err}") from None
-            raise PassFailedException(str(err)) from None
+            raise PassFailedException(located_message(err)) from None
         verify_offload(op)
         return planned
 
