@@ -25,7 +25,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
+
+WALL_FACTOR = 10
+"""A case is a hang past `timeout` seconds of CPU time, or this many times as
+many seconds of wall-clock time (a worker blocked without computing)."""
+POLL_S = 0.5
+"""How often the driver reads the workers' CPU time."""
 
 
 @dataclass(frozen=True)
@@ -94,12 +101,34 @@ class _Worker:
         child.close()
         self.case: Any = None
         self.started = 0.0
+        self.cpu_started: float | None = None
         self.done = 0
 
     def submit(self, case: Any) -> None:
         self.case = case
         self.started = time.monotonic()
+        self.cpu_started = self.cpu()
         self.connection.send(case)
+
+    def cpu(self) -> float | None:
+        pid = self.process.pid
+        return None if pid is None else cpu_seconds(pid)
+
+    def over(self, timeout: float, now: float) -> str:
+        """
+        Why the case is past `timeout` (seconds of CPU time its worker and
+        the worker's forks spent on it, or `WALL_FACTOR` times as many of
+        wall-clock time), or "" if it is not: on a loaded machine a case
+        waits for a core, and only what it computes counts.
+        """
+        wall = now - self.started
+        cpu = self.cpu()
+        if cpu is None or self.cpu_started is None:
+            return f"no answer after {wall:.0f} s" if wall >= timeout else ""
+        spent = cpu - self.cpu_started
+        if spent >= timeout or wall >= timeout * WALL_FACTOR:
+            return f"no answer after {spent:.0f} s of CPU time ({wall:.0f} s)"
+        return ""
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -112,6 +141,29 @@ class _Worker:
             self.process.kill()
         self.process.join()
         self.connection.close()
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """
+    The CPU time of process `pid` and its children, live (the forks that read
+    with upstream MLIR) and ended, from /proc; None where there is no /proc.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # after the name: state is field 3, utime..cstime are fields 14 to 17
+    total = sum(int(f) for f in fields[11:15]) / _TICK
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    for child in children:
+        total += cpu_seconds(int(child)) or 0.0
+    return total
 
 
 def _how_it_died(process: BaseProcess) -> str:
@@ -140,8 +192,8 @@ def run_cases(
     Run `function(case)` for every case in `jobs` forked workers (each runs
     `initializer` first); yield
     (case, result) as each ends, in completion order. A worker that dies
-    gives `Died("crash", ...)`, one that runs past `timeout` seconds is killed
-    and gives `Died("hang", ...)`.
+    gives `Died("crash", ...)`, one that runs past `timeout` seconds of CPU
+    time (`_Worker.over`) is killed and gives `Died("hang", ...)`.
     """
     pending = iter(cases)
     idle: list[_Worker] = []
@@ -163,7 +215,9 @@ def run_cases(
                 return
             now = time.monotonic()
             soonest = min(w.started + timeout for w in busy)
-            ready = wait([w.connection for w in busy], max(0.0, soonest - now))
+            ready = wait(
+                [w.connection for w in busy], min(POLL_S, max(0.0, soonest - now))
+            )
             now = time.monotonic()
             for worker in list(busy):
                 result: Any
@@ -172,8 +226,8 @@ def run_cases(
                         result = worker.connection.recv()
                     except (EOFError, OSError):
                         result = Died("crash", _how_it_died(worker.process))
-                elif now - worker.started >= timeout:
-                    result = Died("hang", f"no answer after {timeout:.0f} s")
+                elif why := worker.over(timeout, now):
+                    result = Died("hang", why)
                 else:
                     continue
                 busy.remove(worker)

@@ -45,7 +45,7 @@ from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import Extraction, ExtractionError, extract
 from hyperoffload.dialects.residency import verify_residency
 from hyperoffload.ir.arena import ARENA_ATTR, OFFSETS_ATTR
-from hyperoffload.ir.diagnostics import error_at
+from hyperoffload.ir.diagnostics import error_at, located_message
 from hyperoffload.passes.options import AssignOffsetsOptions
 from hyperoffload.sim.arena import Arena, planned_arena
 from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
@@ -92,7 +92,7 @@ class AssignOffsetsPass(AssignOffsetsOptions, ModulePass):
                 where = getattr(err, "where", None)  # a bare message's place
                 if isinstance(where, str) and where != "<unknown>":
                     raise PassFailedException(f"{where}: error: {err}") from None
-                raise PassFailedException(str(err)) from None
+                raise PassFailedException(located_message(err)) from None
 
     def _assign(self, function: FuncOp) -> None:
         extraction, _, arena = function_layout(function, self)

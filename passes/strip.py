@@ -17,7 +17,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from hyperoffload.ir.strip import strip_offload_ops
+from hyperoffload.ir.strip import reject_gathers, strip_offload_ops
 
 
 @dataclass(frozen=True)
@@ -27,4 +27,5 @@ class StripPass(ModulePass):
     name = "hyperoffload-strip"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        reject_gathers(op, self.name)
         strip_offload_ops(op)

@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.analysis.extract import ExtractionError
+from hyperoffload.ir.diagnostics import located_message
 from hyperoffload.passes.assign_offsets import function_layout
 from hyperoffload.passes.options import AssignOffsetsOptions
 from hyperoffload.sim.arena import fragmentation
@@ -44,7 +45,7 @@ class TestPrintLayoutPass(AssignOffsetsOptions, ModulePass):
                 try:
                     self._print(function)
                 except (ExtractionError, SimulationError, ValueError) as err:
-                    raise PassFailedException(str(err)) from None
+                    raise PassFailedException(located_message(err)) from None
 
     def _print(self, function: FuncOp) -> None:
         extraction, result, arena = function_layout(function, self)

@@ -9,6 +9,7 @@ hyperoffload-sim examples/tiny_llama_train.mlir --hardware ascend-910c \\
 """
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -19,15 +20,20 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from hyperoffload.ir.context import make_context
-from hyperoffload.ir.diagnostics import Severity, emit, verify_module
+from hyperoffload.ir.diagnostics import (
+    Severity,
+    emit,
+    format_diagnostic,
+    verify_module,
+)
 from hyperoffload.policies.experts import EXPERT_POLICIES
 from hyperoffload.sim.generation import GENERATION_POLICIES
 from hyperoffload.sim.generation_topk import TOPK_POLICIES
 from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
 from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_policy
 from hyperoffload.sim.report import format_table, report_dict
-from hyperoffload.sim.schedule import Schedule
-from hyperoffload.sim.simulator import SimResult
+from hyperoffload.sim.schedule import Schedule, ScheduleError
+from hyperoffload.sim.simulator import SimResult, SimulationError
 from hyperoffload.support.outputs import OutputError, Outputs
 from hyperoffload.support.strict_json import NonFiniteError, strict_dumps
 from hyperoffload.support.units import format_bytes, parse_size
@@ -431,6 +437,26 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> str:
     return _json(reports) if options.json else format_expert_table(reports)
 
 
+_LOC = re.compile(r"^(?P<loc>\S+:\d+:\d+): (?P<message>.*)$", re.DOTALL)
+
+
+def _located(err: SimulationError, options: argparse.Namespace) -> ValueError:
+    """
+    `err` located in the input: at its op's `file:line:col` in a program
+    (`input.mlir:7:3: error: 'arith.addf' reads %h, ...`), at its step in a
+    schedule file, whatever file the schedule's `loc` fields name
+    (`schedule.json: error: steps[12]: 'arith.addf' reads %h, ...`).
+    """
+    match = _LOC.match(str(err))
+    message = match["message"] if match else str(err)
+    if options.input.suffix == ".json":
+        step = "at entry" if err.step is None or err.step < 0 else f"steps[{err.step}]"
+        return ScheduleError(f"{step}: {message}", str(options.input))
+    if match and match["loc"].startswith(f"{options.input}:"):
+        return SimulationError(format_diagnostic(match["loc"], "error", message))
+    return err
+
+
 def _run(args: Sequence[str] | None) -> int:
     options = _arguments().parse_args(args)
     outputs = _outputs(options)
@@ -454,7 +480,10 @@ def _run(args: Sequence[str] | None) -> int:
             )
         report = _generate(options, hardware, outputs)
     else:
-        report = _simulate(options, hardware, outputs)
+        try:
+            report = _simulate(options, hardware, outputs)
+        except SimulationError as err:
+            raise _located(err, options) from None
     outputs.write()  # every file, or none
     for path in (options.trace, options.plot):
         if path is not None:
@@ -473,7 +502,10 @@ def _simulate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs)
     )
     policies = list(POLICIES) if options.policy == "all" else [options.policy]
     if module is None and any(p not in ("plan", "none") for p in policies):
-        raise PolicyError("a schedule file runs under 'plan' or 'none' only")
+        raise PolicyError(
+            f"--policy {options.policy}: {options.input} is a schedule, which runs "
+            "under 'plan' or 'none' only (the other policies plan a program)"
+        )
     reference = run_policy("none", planned, stripped, hardware, None, policy_options)
     runs: list[tuple[str, SimResult]] = []
     for policy in policies:

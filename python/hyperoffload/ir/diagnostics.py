@@ -68,6 +68,18 @@ def format_diagnostic(where: str, severity: Severity | str, message: str) -> str
     return f"{where}: {severity}: {message}"
 
 
+def located_message(err: BaseException) -> str:
+    """
+    The text of `err`, located at its `where` (`file:line:col`, set by an
+    error that knows the op it is about) when the text does not say:
+    `input.mlir:7:3: error: 'scf.if' is not supported here: ...`.
+    """
+    where = getattr(err, "where", None)
+    if isinstance(where, str) and where != "<unknown>" and ": error: " not in str(err):
+        return format_diagnostic(where, Severity.ERROR, str(err))
+    return str(err)
+
+
 def _to_stderr(diagnostic: Diagnostic) -> None:
     print(diagnostic, file=sys.stderr, flush=True)
 

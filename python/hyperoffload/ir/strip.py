@@ -38,6 +38,7 @@ from hyperoffload.dialects.hyperoffload import (
     EXPERT_PLAN_ATTR,
     TIER_ARG_ATTR,
     DetachOp,
+    GatherOp,
     PrefetchOp,
     RemoteType,
     StoreOp,
@@ -109,6 +110,23 @@ def _erase_unused(op: Operation, rewriter: Rewriter) -> None:
                 )
             )
     rewriter.erase_op(op)
+
+
+def reject_gathers(module: ModuleOp, what: str) -> None:
+    """
+    Fail, located at the first `hyperoffload.gather`, where `what` (a pass)
+    has no form for it: the blocks it reads from a remote pool are chosen at
+    run time.
+    """
+    gather = next((o for o in module.walk() if isinstance(o, GatherOp)), None)
+    if gather is not None:
+        raise PassFailedException(
+            diagnostic_at(
+                gather,
+                f"'{gather.name}' is not supported by {what}: it reads blocks of "
+                f"{describe(gather.pool)} chosen at run time",
+            )
+        )
 
 
 def strip_offload_ops(module: ModuleOp) -> None:

@@ -71,6 +71,9 @@ _NEVER = sys.maxsize
 class SimulationError(ValueError):
     """A schedule that breaks the residency contract (e.g. reads a freed buffer)."""
 
+    step: int | None = None
+    """The index of the step it fails at (-1: at entry), set by `simulate`."""
+
 
 class Eviction(Enum):
     LRU = "lru"
@@ -377,6 +380,32 @@ class _Run:
 
     # transfers
 
+    def _missing_tier(self, buffer: int, tier: str) -> SimulationError:
+        """
+        A copy of `buffer` in a tier the hardware has not, located at the op
+        that reads it: `input.mlir:7:3: 'arith.addf' reads %w, whose copy is
+        in 'remote', a tier hardware 'hw' does not have (it has: host, ssd)`.
+        """
+        reader = next(
+            (
+                step
+                for step in self.schedule.steps[max(self.step_index, 0) :]
+                if isinstance(step, Compute) and buffer in step.reads and step.loc
+            ),
+            None,
+        )
+        name = self.buffers[buffer].name
+        tiers = ", ".join(self.hw.links) or "none"
+        where = (
+            f"{reader.loc}: '{reader.name}' reads {name}, whose copy is"
+            if reader
+            else f"{name} has a copy"
+        )
+        return SimulationError(
+            f"{where} in '{tier}', a tier hardware '{self.hw.name}' does not have "
+            f"(it has: {tiers})"
+        )
+
     def _start_transfer(
         self,
         buffer: int,
@@ -391,6 +420,8 @@ class _Run:
         buffer's size) on its stream; return when it completes.
         """
         nbytes = self.buffers[buffer].bytes if nbytes is None else nbytes
+        if link not in self.hw.links:
+            raise self._missing_tier(buffer, link)
         stream = (link, to_device)
         start = max(self.now, self.stream_free.get(stream, 0.0), not_before)
         duplex = self.stream_free.get((link, not to_device), 0.0) > start
@@ -638,4 +669,9 @@ def simulate(
     record: bool = True,
 ) -> SimResult:
     """Run `schedule`; `capacity=None` means unlimited HBM; `runtime`: as a runtime cache."""
-    return _Run(schedule, hardware, capacity, runtime, record).run()
+    run = _Run(schedule, hardware, capacity, runtime, record)
+    try:
+        return run.run()
+    except SimulationError as err:
+        err.step = run.step_index if err.step is None else err.step
+        raise

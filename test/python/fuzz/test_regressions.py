@@ -9,6 +9,7 @@ in-process, as the fuzzer does, and wants a diagnostic (exit status 1 and an
 
 import json
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -573,3 +574,105 @@ def test_move_window_with_beta_zero_may_pass_a_target_to_hide_transfers() -> Non
     broken = move_window_breaks(before, after, 4096, 1.0, 1.0)
     assert broken is not None
     assert broken[0] == "breaks a target its input met"
+
+
+# --- unlocated diagnostics of the 10,000-case run (seed 1) --------------------------
+
+BRANCH = """
+func.func @f(%c: i1, %x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = scf.if %c -> (tensor<64xf32>) {
+    %a = arith.addf %x, %x : tensor<64xf32>
+    scf.yield %a : tensor<64xf32>
+  } else {
+    scf.yield %x : tensor<64xf32>
+  }
+  func.return %y : tensor<64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["hyperoffload-insert", "hyperoffload-pipeline"])
+def test_an_unsupported_scf_if_is_located(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cases 1625, 1912, 2998: the pass's message named no place."""
+    path = _program(tmp_path, BRANCH)
+    status, _, err = _run(capsys, opt_main, path, "-p", f"{name}{{hbm-capacity=1KB}}")
+    _assert_diagnosed(status, err)
+    assert err.startswith(f"{path}:3:3: error: 'scf.if' is not supported here"), err
+
+
+def test_a_policy_a_schedule_cannot_run_names_the_option(
+    schedule: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cases 759, 938, 1321: 'a schedule file runs under 'plan' or 'none' only'."""
+    path = tmp_path / "schedule.json"
+    path.write_text(json.dumps(schedule))
+    status, _, err = _run(capsys, sim_main, str(path), "--policy", "all")
+    _assert_diagnosed(status, err, "--policy all", str(path))
+
+
+def test_a_schedule_is_located_at_its_step_not_at_its_loc(
+    schedule: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cases 368, 1061, 6154: the error named the file the schedule was written
+    from (a temporary file of the fuzzer), not the schedule."""
+    data = json.loads(json.dumps(schedule))
+    data["steps"] = [s for s in data["steps"] if s["kind"] not in ("transfer", "wait")]
+    path = tmp_path / "schedule.json"
+    path.write_text(json.dumps(data))
+    status, _, err = _run(capsys, sim_main, str(path), "--policy", "plan")
+    _assert_diagnosed(status, err, "which is not resident in HBM")
+    assert err.startswith(f"{path}: error: steps["), err
+    assert str(MLP) not in err
+
+
+def test_a_tier_the_hardware_lacks_is_located_at_the_read(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Cases 178, 1665, 1861: 'hardware 'hw' has no 'remote' tier', no place
+    (h100-pcie5 has host and ssd tiers, the MLP's weights are in 'remote')."""
+    status, _, err = _run(
+        capsys, sim_main, str(MLP), "--hardware", "h100-pcie5", "--policy", "plan"
+    )
+    _assert_diagnosed(status, err, "in 'remote'", "(it has: host, ssd)")
+    first = next(line for line in err.splitlines() if "error:" in line)
+    assert first.startswith(f"{MLP}:12:3: error: 'linalg.matmul' reads %w1d"), err
+
+
+def test_a_gather_the_pass_cannot_rewrite_is_located(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Case 2229: "operand 'pool' at position 0 does not verify", the
+    verifier's words on what the pass left (a gather of a retyped pool)."""
+    name = "hyperoffload-strip"
+    path = ROOT / "test" / "dialects" / "hyperoffload" / "topk-decode.mlir"
+    status, _, err = _run(capsys, opt_main, str(path), "-p", name, "--split-input-file")
+    _assert_diagnosed(status, err, f"is not supported by {name}")
+    assert err.startswith(f"{path}:43:3: error: 'hyperoffload.gather'"), err
+    assert "does not verify" not in err
+
+
+def _spin(seconds: float) -> str:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return "spun"
+
+
+def _sleep(seconds: float) -> str:
+    time.sleep(seconds)
+    return "slept"
+
+
+def test_a_hang_is_cpu_time_not_a_wait_for_a_core() -> None:
+    """Case 2994 (the tiny LLaMA training step through hyperoffload-sim, 3.7 s
+    of CPU time) was a hang at 30 s of wall-clock time on a loaded machine:
+    only the time a case computes counts; a case waiting for a core (here:
+    sleeping) is not a hang, one that computes past the limit is."""
+    [(_, slept)] = list(run_cases([1.0], _sleep, timeout=0.5))
+    assert slept == "slept"
+    [(_, spun)] = list(run_cases([3.0], _spin, timeout=0.5))
+    assert isinstance(spun, Died), spun
+    assert spun.outcome == "hang", spun
+    assert "of CPU time" in spun.detail
