@@ -33,7 +33,11 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 
 from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import extract_schedule, main_function
+from hyperoffload.analysis.extract import (
+    extract_schedule,
+    main_function,
+    program_schedules,
+)
 from hyperoffload.api import CompileReport, plan_module
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import collect_diagnostics
@@ -127,6 +131,31 @@ CHECK_COMMAND = (
     r"--pipeline 'hyperoffload-pipeline\{hbm-capacity=(\d+)KB\}'"
 )
 
+TINY_MOE = ROOT / "test" / "inputs" / "tiny_moe_routed_decode.mlir"
+ROUTED_LIT = ROOT / "test" / "passes" / "pipeline-routed-whole.mlir"
+"""The lit test that plans the tiny-moe routed decode as a whole, at 278KB and
+at 90KB, and checks the planned peak and slowdown the pass reports."""
+
+
+def _tiny_moe_peak() -> str:
+    """The tiny-moe routed decode's peak in unlimited HBM (every expert run)."""
+    hardware = load_hardware(HARDWARE)
+    module = parse_mlir(make_context(), TINY_MOE.read_text(), TINY_MOE.name)
+    schedule = program_schedules(module, hardware)[1]
+    return format_bytes(simulate(schedule, hardware, None, record=False).peak_hbm_bytes)
+
+
+def _routed_plan(prefix: str) -> str:
+    """The peak and slowdown the lit test's `prefix` lines hold the plan to."""
+    found = re.search(
+        rf"// {prefix}(?:-SAME)?:.*as written: peak ([\d.]+ KB), slowdown (\+[\d.]+%)",
+        ROUTED_LIT.read_text(),
+    )
+    if found is None:
+        raise ValueError(f"{ROUTED_LIT.name} no longer checks the {prefix} plan")
+    return f"{found.group(1)} at {found.group(2)}"
+
+
 FIGURES: tuple[Written | Checked, ...] = (
     Written(
         "docs/passes.md",
@@ -154,6 +183,9 @@ FIGURES: tuple[Written | Checked, ...] = (
         ),
     ),
     Written("docs/passes.md", "tiny-llama-as-written", _as_written),
+    Written("docs/passes.md", "tiny-moe-peak", _tiny_moe_peak),
+    Written("docs/passes.md", "tiny-moe-whole", lambda: _routed_plan("REMARK")),
+    Written("docs/passes.md", "tiny-moe-cold", lambda: _routed_plan("COLD")),
     Checked("README.md", CHECK_COMMAND, lambda: str(round(_target() / 1000))),
     Checked("docs/lowering.md", CHECK_COMMAND, lambda: str(round(_target() / 1000))),
     Checked(
