@@ -78,11 +78,11 @@ def warn_if_unmet(pass_name: str, loop: PlanningLoop, trial: Trial) -> None:
     )
 
 
-def remark_written(pass_name: str, loop: PlanningLoop) -> SimResult:
+def remark_written(pass_name: str, loop: PlanningLoop) -> tuple[SimResult, SimResult]:
     """
     A remark quoting the function as written, simulated (not the planner's
     estimate): its peak and its slowdown over the program as it came with
-    unlimited HBM. Returns that simulation.
+    unlimited HBM. Returns both simulations, the written one first.
     """
     written = loop.simulate_written()
     reference = simulate(loop.graph.schedule, loop.hardware, None, record=False)
@@ -96,7 +96,7 @@ def remark_written(pass_name: str, loop: PlanningLoop) -> SimResult:
         f"{format_seconds(written.exposed_transfer_s)} of transfers exposed; "
         "simulated)",
     )
-    return written
+    return written, reference
 
 
 @dataclass(frozen=True)

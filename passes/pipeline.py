@@ -18,6 +18,7 @@ hyperoffload-opt decode.mlir -p 'hyperoffload-pipeline{place-arguments=true max-
 """
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -25,6 +26,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from hyperoffload.analysis.program import Program
 from hyperoffload.ir.diagnostics import located_message, verify_offload
 from hyperoffload.passes.insert import planning_loops, remark_written, warn_if_unmet
 from hyperoffload.passes.move_window import move_window
@@ -34,6 +36,50 @@ from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.planning.search import smallest_target
+from hyperoffload.sim.simulator import SimResult
+
+
+@dataclass(frozen=True)
+class PlannedFunction:
+    """
+    One function the pipeline planned, and the figures that describe it
+    (each simulated once, in unlimited HBM):
+
+    ```python
+    (done,) = PipelinePass(hbm_capacity="32GB").planned_functions(module)
+    done.before.peak_hbm_bytes, done.after.makespan_s, done.trial.target
+    ```
+    """
+
+    loop: PlanningLoop
+    trial: Trial
+    """The trial written."""
+    written: SimResult
+    """The function as it stands after the pass, extracted and simulated."""
+    reference: SimResult
+    """The function as it came (its graph), simulated."""
+    program: Program
+    """The module after the pass, read at this function."""
+
+    @property
+    def moved_on_ir(self) -> bool:
+        """It came with offload ops, unseen by its graph, moved again on the IR."""
+        return self.loop.graph.has_offload_ops
+
+    @cached_property
+    def before(self) -> SimResult:
+        """The function as it came, stripped of offload ops."""
+        if self.moved_on_ir:
+            return self.program.simulate("none", record=False)
+        return self.reference
+
+    @property
+    def after(self) -> SimResult:
+        """
+        The function as written: its trial's simulation, where its graph
+        describes the program before; otherwise the IR's.
+        """
+        return self.written if self.moved_on_ir else self.trial.result
 
 
 @dataclass(frozen=True)
@@ -62,7 +108,11 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
 
     def plan(self, op: ModuleOp) -> list[tuple[PlanningLoop, Trial]]:
         """Plan every function of `op` in place; each loop with the trial written."""
-        planned: list[tuple[PlanningLoop, Trial]] = []
+        return [(done.loop, done.trial) for done in self.planned_functions(op)]
+
+    def planned_functions(self, op: ModuleOp) -> list[PlannedFunction]:
+        """Plan every function of `op` in place; each with its figures."""
+        planned: list[PlannedFunction] = []
         try:
             hardware = self.load_hardware()
             capacity = hardware.hbm_capacity
@@ -89,8 +139,11 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
                     move_window(loop.function, hardware, move)
                 if self.max_slowdown is None:  # a search reports its own answer
                     warn_if_unmet(self.name, loop, trial)
-                remark_written(self.name, loop)
-                planned.append((loop, trial))
+                written, reference = remark_written(self.name, loop)
+                program = Program(op, hardware, loop.function.sym_name.data)
+                planned.append(
+                    PlannedFunction(loop, trial, written, reference, program)
+                )
         except (PlanError, ValueError) as err:
             raise PassFailedException(located_message(err)) from None
         verify_offload(op)

@@ -31,26 +31,16 @@ from io import StringIO
 from typing import Any, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import (
-    extract_schedule,
-    main_function,
-    program_schedules,
-)
-from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType, StoreOp
+from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir, read_upstream
-from hyperoffload.ir.strip import strip_offload_ops
 from hyperoffload.ir.upstream import UnwritableChange, write_back
 from hyperoffload.sim.arena import planned_arena
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.policies import PolicyOptions, run_policy
-from hyperoffload.sim.schedule import Schedule
-from hyperoffload.sim.simulator import simulate
+from hyperoffload.sim.hardware import load_hardware
 
 _T = TypeVar("_T")
 
@@ -83,47 +73,20 @@ def _pipeline(hardware: str, hbm_capacity: str | int | None, **options: Any) -> 
     return PipelinePass(hardware=hardware, hbm_capacity=hbm_capacity, **options)
 
 
-def _stripped_schedule(module: ModuleOp, hardware: Hardware) -> Schedule:
-    """
-    The schedule of `module` without its hyperoffload ops, as
-    `program_schedules` gives it; a module that holds none is not copied.
-    """
-    holds_offload = any(
-        isinstance(op, PrefetchOp | StoreOp | DetachOp)
-        or (
-            isinstance(op, FuncOp)
-            and any(isinstance(t, RemoteType) for t in op.function_type.inputs)
-        )
-        for op in module.walk()
-    )
-    if holds_offload:
-        module = module.clone()
-        strip_offload_ops(module)
-    return extract_schedule(main_function(module), CostModel(hardware))
-
-
 def plan_module(
     module: ModuleOp, hardware: str, hbm_capacity: str | int | None, **options: Any
 ) -> CompileReport:
     """Run `hyperoffload-pipeline` on an xDSL module in place and report."""
     model = load_hardware(hardware, hbm_capacity)
     function = main_function(module)
-    planned = dict(_pipeline(hardware, hbm_capacity, **options).plan(module))
-    loop = next((loop for loop in planned if loop.function is function), None)
-    if loop is None:  # routed experts: the path where every expert runs
-        planned_path, stripped, _ = program_schedules(module, model)
-        before = simulate(stripped, model, None, record=False)
-        after = simulate(planned_path, model, None)
-    elif loop.graph.has_offload_ops:  # moved again on the IR: simulate what it became
-        stripped = _stripped_schedule(module, model)
-        before = run_policy(
-            "none", stripped, stripped, model, None, PolicyOptions(), False
-        )
-        schedule = extract_schedule(function, CostModel(model))
-        after = simulate(schedule, model, None, record=False)
-    else:  # the graph describes the program before, the trial the one written
-        before = simulate(loop.graph.schedule, model, None, record=False)
-        after = planned[loop].result
+    planned = _pipeline(hardware, hbm_capacity, **options).planned_functions(module)
+    done = next((p for p in planned if p.loop.function is function), None)
+    if done is None:  # routed experts: the path where every expert runs
+        program = Program(module, model)
+        before = program.simulate("none", record=False)
+        after = program.simulate("plan")
+    else:
+        before, after = done.before, done.after
     return CompileReport(
         model.name,
         model.hbm_capacity,
