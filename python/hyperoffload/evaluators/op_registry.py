@@ -56,6 +56,10 @@ class OpRegistry(Generic[ScopeT, ValueT]):
         self.by_name[name] = lambda scope, op, args: [fn(args[0], args[1])]
 
 
+class Fail(Exception):
+    """Raised by an op implementation; the evaluator running it locates it at the op."""
+
+
 def not_resident(op: Operation, value_name: str, remote: bool) -> str:
     """Why compute op `op` cannot read a value: a remote copy, or not in HBM."""
     if remote:

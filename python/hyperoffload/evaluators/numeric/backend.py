@@ -73,9 +73,6 @@ class NumpyBackend(ArrayBackend):
         "erf": _erf,
     }
 
-    def fail(self, message: str) -> Exception:
-        return Fail(message)
-
     def astype(self, x: Value, dtype: str) -> Value:
         return x.astype(np.dtype(dtype))
 

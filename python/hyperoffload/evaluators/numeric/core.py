@@ -17,9 +17,12 @@ from xdsl.dialects.builtin import BFloat16Type
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException
 
+from hyperoffload.evaluators.op_registry import Fail
 from hyperoffload.evaluators.semantics.types import dtype_name, element_type
 from hyperoffload.ir.diagnostics import location_of
 from hyperoffload.support.arrays import round_bf16
+
+__all__ = ["Fail", "NumericError", "Value", "coerce", "dtype_of", "error", "is_bf16"]
 
 Value: TypeAlias = npt.NDArray[Any]
 """Every runtime value is an array; a scalar is a 0-d array."""
@@ -27,10 +30,6 @@ Value: TypeAlias = npt.NDArray[Any]
 
 class NumericError(DiagnosticException):
     """An op that cannot be evaluated; the message starts with `file:line:col: error: `."""
-
-
-class Fail(Exception):
-    """Raised by op implementations; the interpreter locates it at the op."""
 
 
 def error(op: Operation, message: str) -> NumericError:

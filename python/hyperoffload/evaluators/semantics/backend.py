@@ -52,10 +52,6 @@ torch share (`exp`, `asin`, `fmod`, `remainder`, `isnan`, ...)."""
 class ArrayBackend(ABC):
     """The primitives of one array library that the op semantics use."""
 
-    @abstractmethod
-    def fail(self, message: str) -> Exception:
-        """The exception an op implementation raises; the evaluator locates it."""
-
     # --- dtypes and casts ---------------------------------------------------
 
     @abstractmethod

@@ -31,7 +31,7 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
-from hyperoffload.evaluators.op_registry import OpRegistry
+from hyperoffload.evaluators.op_registry import Fail, OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
 from hyperoffload.evaluators.semantics.types import shape_of
 
@@ -90,7 +90,7 @@ def affine(xp: ArrayBackend, expr: AffineExpr, dims: Sequence[Array]) -> Array:
                 return xp.fn("floor_div")(lhs, rhs)
             case AffineBinaryOpKind.CeilDiv:
                 return -xp.fn("floor_div")(-lhs, rhs)
-    raise xp.fail(f"unsupported affine expression {expr}")
+    raise Fail(f"unsupported affine expression {expr}")
 
 
 def loop_ranges(
@@ -101,7 +101,7 @@ def loop_ranges(
     for indexing_map, array in zip(maps, arrays, strict=True):
         rank = len(array.shape)
         if len(indexing_map.results) != rank:
-            raise xp.fail(
+            raise Fail(
                 f"indexing map {indexing_map} does not match an operand of rank {rank}"
             )
         for dim, expr in enumerate(indexing_map.results):
@@ -109,7 +109,7 @@ def loop_ranges(
                 ranges[expr.position] = array.shape[dim]
     if any(r is None for r in ranges):
         missing = [f"d{d}" for d, r in enumerate(ranges) if r is None]
-        raise xp.fail(f"cannot infer the range of loop(s) {', '.join(missing)}")
+        raise Fail(f"cannot infer the range of loop(s) {', '.join(missing)}")
     return [r for r in ranges if r is not None]
 
 

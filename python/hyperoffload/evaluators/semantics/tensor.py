@@ -25,7 +25,7 @@ from xdsl.dialects import tensor
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from hyperoffload.evaluators.op_registry import OpRegistry
+from hyperoffload.evaluators.op_registry import Fail, OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
 from hyperoffload.evaluators.semantics.types import shape_of
 
@@ -78,7 +78,7 @@ def _slices(
     sizes = resolve(op, op.static_sizes.get_values(), op.sizes, args)
     strides = resolve(op, op.static_strides.get_values(), op.strides, args)
     if any(s <= 0 for s in strides):
-        raise xp.fail(f"slice strides must be positive, not {strides}")
+        raise Fail(f"slice strides must be positive, not {strides}")
     return tuple(
         slice(o, o + (n - 1) * s + 1 if n else o, s)
         for o, n, s in zip(offsets, sizes, strides, strict=True)
@@ -138,7 +138,7 @@ def register(registry: OpRegistry[Any, Any], xp: ArrayBackend) -> None:
         try:
             padding = pad_value(op)
         except NotImplementedError as err:
-            raise xp.fail(str(err)) from None
+            raise Fail(str(err)) from None
         if isinstance(padding, SSAValue):
             padding = xp.outer(scope, op, padding, args)
         by_value = dict(zip(op.operands, args, strict=False))

@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from hyperoffload.evaluators.semantics.backend import ArrayBackend
 from hyperoffload.evaluators.torch.registry import Scope
 from hyperoffload.evaluators.torch.tensor import materialised, reshaped
-from hyperoffload.evaluators.torch.values import Fail, lazy, torch_dtype
+from hyperoffload.evaluators.torch.values import lazy, torch_dtype
 
 Tensor = torch.Tensor
 
@@ -59,9 +59,6 @@ class TorchBackend(ArrayBackend):
         "cbrt": _cbrt,
         "erf": torch.erf,
     }
-
-    def fail(self, message: str) -> Exception:
-        return Fail(message)
 
     def astype(self, x: Tensor, dtype: str) -> Tensor:
         return x.to(getattr(torch, dtype))

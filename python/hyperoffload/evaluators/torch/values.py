@@ -21,6 +21,7 @@ import torch
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException
 
+from hyperoffload.evaluators.op_registry import Fail
 from hyperoffload.evaluators.semantics.types import dtype_name, element_type, shape_of
 from hyperoffload.ir.diagnostics import location_of
 
@@ -39,10 +40,6 @@ __all__ = [
 
 class RunError(DiagnosticException):
     """A program the executor cannot run; the message starts with `file:line:col: error: `."""
-
-
-class Fail(Exception):
-    """Raised by op implementations; the executor locates it at the op."""
 
 
 def error(op: Operation, message: str) -> RunError:
