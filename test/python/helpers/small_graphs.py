@@ -12,6 +12,8 @@ unless given: an elementwise `arith` op is memory-bound at 1 ns per byte of
 its distinct operands and its result.
 """
 
+from collections.abc import Mapping
+
 from xdsl.context import Context
 
 from hyperoffload.analysis.cost import CostModel
@@ -27,12 +29,17 @@ def round_hardware(
     link_capacity: int = 10**12,
     link_bandwidth: float = 1e10,
     latency_s: float = 0.0,
+    links: Mapping[Tier, Link] | None = None,
 ) -> Hardware:
-    """1 GB/s HBM, 1 GFLOP/s, no launch overhead; a remote link each way."""
-    link = Link(Tier.REMOTE, link_capacity, link_bandwidth, link_bandwidth, latency_s)
+    """1 GB/s HBM, 1 GFLOP/s, no launch overhead; a remote link each way, or `links`."""
+    if links is None:
+        remote = Link(
+            Tier.REMOTE, link_capacity, link_bandwidth, link_bandwidth, latency_s
+        )
+        links = {Tier.REMOTE: remote}
     return Hardware(
         name="round",
-        description=f"1 GB/s HBM, 1 GFLOP/s, a {link_bandwidth / 1e9:g} GB/s remote link",
+        description=f"1 GB/s HBM, 1 GFLOP/s, links to {', '.join(t.value for t in links)}",
         hbm_capacity=hbm_capacity,
         hbm_bandwidth=1e9,
         peak_flops={"f32": 1e9},
@@ -40,7 +47,7 @@ def round_hardware(
         memory_efficiency=1.0,
         attention_efficiency=1.0,
         op_overhead_s=0.0,
-        links={Tier.REMOTE: link},
+        links=dict(links),
     )
 
 

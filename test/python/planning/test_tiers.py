@@ -13,14 +13,13 @@ fetch) takes 0.2048 us to remote, 4.096 us to host, 20.48 us to ssd.
 from dataclasses import replace
 
 import pytest
+from small_graphs import graph_of as small_graph
+from small_graphs import round_hardware
 from xdsl.context import Context
 from xdsl.dialects.func import FuncOp
 
-from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.ir.diagnostics import verify_module
-from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.planning.planner import PlanError, PlanOptions, plan_offload
 from hyperoffload.planning.tiers import choose_tiers
 from hyperoffload.planning.value_plan import ValuePlan
@@ -35,17 +34,9 @@ GB = 10**9
 
 
 def hardware(remote: int = GB, host: int = GB, ssd: int = GB) -> Hardware:
-    """The three-tier device, with these capacities (bytes)."""
-    return Hardware(
-        name="round-tiers",
-        description="1 GB/s HBM, 1 GFLOP/s; remote 10 GB/s, host 500 MB/s, ssd 100 MB/s",
-        hbm_capacity=GB,
-        hbm_bandwidth=1e9,
-        peak_flops={"f32": 1e9},
-        compute_efficiency=1.0,
-        memory_efficiency=1.0,
-        attention_efficiency=1.0,
-        op_overhead_s=0.0,
+    """The three-tier device (remote 10 GB/s, host 500 MB/s, ssd 100 MB/s), with these capacities (bytes)."""
+    return round_hardware(
+        GB,
         links={
             Tier.REMOTE: Link(Tier.REMOTE, remote, 10e9, 10e9, 0.0),
             Tier.HOST: Link(Tier.HOST, host, 500e6, 500e6, 0.0),
@@ -55,8 +46,8 @@ def hardware(remote: int = GB, host: int = GB, ssd: int = GB) -> Hardware:
 
 
 def graph_of(ctx: Context, text: str) -> tuple[FuncOp, ProgramGraph]:
-    function = main_function(parse_mlir(ctx, text, "t.mlir"))
-    return function, ProgramGraph.build(function, CostModel(hardware()))
+    graph = small_graph(ctx, text, hardware())
+    return graph.function, graph
 
 
 def value(graph: ProgramGraph, name: str) -> ValueInfo:
