@@ -1,13 +1,14 @@
 """
-A registry of op implementations by op name, shared by the evaluators: each
-dialect module fills one, the driver dispatches on `op.name`. Generic over
-what an implementation sees (the numpy `Frame`, the torch `Scope`) and the
-values it computes on (numpy arrays, torch tensors).
+A registry of op implementations by op name, shared by the evaluators: the
+semantics modules fill one per evaluator (on its array backend), the driver
+dispatches on `op.name`. Generic over what an implementation sees (the numpy
+`Frame`, the torch `Scope`) and the values it computes on (numpy arrays,
+torch tensors).
 
 ```python
-ARITH = OpRegistry[Frame, np.ndarray]()
+OPS = OpRegistry[Frame, np.ndarray]()
 
-@ARITH.impl("arith.select")
+@OPS.impl("arith.select")
 def _select(frame, op, args):
     return [np.where(args[0], args[1], args[2])]
 ```

@@ -18,9 +18,11 @@ outputs_match_reference(module)   # True: stripping the offload ops changes noth
 ```
 
 Laid out as xDSL's interpreters: `core` (values, element types, errors),
-`frame` (residency and the op registry), one module per dialect (`arith`,
-`math`, `cf`, `scf`, `tensor`, `linalg`, `func`, `hyperoffload`), the driver
-in `interpreter`, then `inputs` and `reference`. Regions (`linalg` bodies,
+`frame` (residency and the op registry), `backend` (the numpy primitives
+the shared op semantics of `hyperoffload.evaluators.semantics` run on),
+`constants`, one module per dialect with regions or calls (`scf`, `linalg`,
+`func`, `hyperoffload`), the driver in `interpreter`, then `inputs` and
+`reference`. Regions (`linalg` bodies,
 the branches of `scf.if`) run in the frame of their op, so values from above
 are read with the same residency checks.
 

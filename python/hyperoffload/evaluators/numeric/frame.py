@@ -1,14 +1,13 @@
 """
 The state the op implementations see: one function activation's values,
-split by residency, and the registry the per-dialect modules fill, as
-xDSL's `InterpreterFunctions` are filled with `@impl`.
+split by residency, and the registry the shared semantics fill on the numpy
+backend (`numeric/interpreter.py`), as xDSL's `InterpreterFunctions` are
+filled with `@impl`.
 
 ```python
-ARITH = OpImpls()
-
-@ARITH.impl("arith.select")
-def _select(frame: Frame, op: Operation, args: list[Value]) -> list[Value]:
-    return [np.where(args[0], args[1], args[2])]
+OPS = OpImpls()
+register_all(OPS, NUMPY)                       # semantics.dialects, numeric.backend
+OPS.by_name["arith.select"](frame, op, [c, a, b])  # [np.where(c, a, b)]
 ```
 """
 

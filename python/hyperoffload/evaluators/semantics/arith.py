@@ -9,7 +9,7 @@ two's complement for integers, `i1` as `bool` (arithmetic modulo 2).
 %u = arith.divui %a, %b : tensor<4xi8>             // a // b, both read as unsigned
 ```
 
-`arith.constant` is built by the numeric evaluator (`numeric.arith`).
+`arith.constant` is built by the numeric evaluator (`numeric.constants`).
 """
 
 from collections.abc import Callable

@@ -14,8 +14,11 @@ report["makespan_s"], report["peak_hbm_bytes"], report["outputs_match_reference"
 ```
 
 Laid out as the numeric evaluator: `values` (dtypes, conversions, errors),
-`registry` and one module per dialect (`arith`, `math`, `cf`, `tensor`,
-`linalg`), the streams in `devices` (and the modelled `clocked` one),
+`registry`, `backend` (the array primitives the shared op semantics of
+`hyperoffload.evaluators.semantics` run on) and `ops` (those semantics
+registered, with constants), `tensor` (lazy and viewed tensors), `linalg`
+(structured ops over their domain), the streams in `devices` (and the
+modelled `clocked` one),
 `memory` and `liveness` (when device memory is freed), the driver in
 `executor`, then `run` (reports), `calibrate` (hardware presets from
 microbenchmarks) and `validation` (modelled against measured). Importing

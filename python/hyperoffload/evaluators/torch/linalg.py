@@ -1,6 +1,6 @@
 """
 Structured `linalg` ops (`linalg.generic` and every named op, seen as a
-generic by the numeric evaluator's `as_structured`) as torch operations over
+generic by `semantics.linalg.as_structured`) as torch operations over
 their iteration domain. Each operand is read through its indexing map as a
 view that broadcasts to the domain (a permutation, unit dimensions, a
 constant index; a gather for other affine maps), and the body runs on whole

@@ -1,13 +1,12 @@
 """
-What the torch op implementations see, and the registry the per-dialect
-modules fill (an `OpRegistry`, as the numeric evaluator's `frame.OpImpls`).
+What the torch op implementations see, and the registry the shared
+semantics fill on the torch backend (`torch/ops.py`; an `OpRegistry`, as the
+numeric evaluator's `frame.OpImpls`).
 
 ```python
-ARITH = TorchImpls()
-
-@ARITH.impl("arith.select")
-def _select(scope: Scope, op: Operation, args: list[torch.Tensor]) -> list[torch.Tensor]:
-    return [torch.where(args[0], args[1], args[2])]
+OPS = TorchImpls()
+register_all(OPS, TORCH)                       # semantics.dialects, torch.backend
+OPS.by_name["arith.select"](scope, op, [c, a, b])  # [torch.where(c, a, b)]
 ```
 
 Inside a `linalg` body an operand is a tensor that broadcasts to the op's
