@@ -40,9 +40,12 @@ def row(name: str, summary: dict[str, Any]) -> str:
     if disagree:
         others["invariant"] = others.get("invariant", 0) - disagree
     other = ", ".join(f"{c} {o}" for o, c in sorted(others.items()) if c) or "0"
+    run = f"{sum(counts.values()):,}"
+    if stopped := summary.get("stopped"):
+        run = f"{stopped[0]:,} of {stopped[1]:,} (stopped)"
     cells = [
         name,
-        f"{sum(counts.values()):,}",
+        run,
         f"{counts.get('ok', 0):,} ok, {counts.get('diagnosed', 0):,} diagnosed",
         str(counts.get("traceback", 0) + counts.get("crash", 0)),
         str(summary.get("marks", {}).get("internal error", 0)),

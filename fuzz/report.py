@@ -134,13 +134,17 @@ class Tally:
                 for path in where:
                     print(f"        {path}", file=file)
 
-    def write_json(self, path: Path, seconds: float) -> None:
+    def write_json(
+        self, path: Path, seconds: float, stopped: tuple[int, int] | None = None
+    ) -> None:
+        """`stopped`: (cases run, cases asked for) of a run stopped before its end."""
         path.parent.mkdir(parents=True, exist_ok=True)
         write_output(
             path,
             strict_dumps(
                 {
                     "seconds": round(seconds, 1),
+                    **({"stopped": list(stopped)} if stopped else {}),
                     "counts": dict(self.counts),
                     "marks": {m: self.marks[m] for m in MARKS},
                     "by_group": {f"{g}/{o}": c for (g, o), c in self.by_group.items()},

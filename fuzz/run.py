@@ -40,6 +40,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -536,6 +537,17 @@ def _reproducer(case: Case, result: Result | Died) -> dict[str, str]:
     return files
 
 
+_stop: list[int] = []
+"""The signals received (a tool run in-process while the seeds are read
+takes a KeyboardInterrupt for its own)."""
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM stops the run as Ctrl-C does: the cases that finished are counted."""
+    _stop.append(signum)
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m fuzz.run", description=(__doc__ or "").split("\n\n")[0]
@@ -559,6 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     options = parser.parse_args(argv)
 
+    signal.signal(signal.SIGTERM, _interrupt)
     preload()
     start = time.monotonic()
     initializer = None if options.spawn_upstream else upstream_fork.install
@@ -580,6 +593,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["FUZZ_TMP"] = scratch  # the cases' folders, removed at the end
     slowest: list[tuple[float, int, str]] = []
     log = options.log.open("w") if options.log else None
+    done = 0
+    stopped = False
     try:
         results = run_cases(
             cases, run_case, options.jobs, options.timeout, initializer=initializer
@@ -612,18 +627,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"[{done} cases, {time.monotonic() - start:.0f} s] {counts}",
                     flush=True,
                 )
+            if _stop:  # a signal a tool in-process took for its own
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:  # SIGINT or SIGTERM: record what finished
+        stopped = True
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.environ.pop("FUZZ_TMP", None)
         shutil.rmtree(scratch, ignore_errors=True)
         if log is not None:
             log.close()
     seconds = time.monotonic() - start
-    tally.print_summary(f"mutation fuzzing, seed {options.seed}", seconds)
+    title = f"mutation fuzzing, seed {options.seed}"
+    if stopped:
+        title += f", stopped after {done} of {len(indices)} cases"
+    tally.print_summary(title, seconds)
     print("  slowest cases:")
     for spent, index, about in slowest:
         print(f"    {spent:6.2f} s  case {index}: {about[:150]}")
-    tally.write_json(out / "summary.json", seconds)
-    return 1 if tally.bad() else 0
+    tally.write_json(
+        out / "summary.json", seconds, (done, len(indices)) if stopped else None
+    )
+    return 1 if tally.bad() or stopped else 0
 
 
 __all__ = [

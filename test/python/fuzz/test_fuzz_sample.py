@@ -99,3 +99,14 @@ def test_generated_programs_verify(seed: int) -> None:
         ),
     ):
         verify_module(parse_mlir(ctx, program.text, f"{program.kind}.mlir"))
+
+
+def test_a_stopped_run_is_recorded_as_stopped() -> None:
+    """`fuzz.record` says how many cases of how many a stopped run ran."""
+    from fuzz.record import row
+
+    counts = {"ok": 3, "diagnosed": 4}
+    summary: dict[str, object] = {"seconds": 12.0, "counts": counts, "failures": []}
+    assert "| 7 |" in row("m", summary)
+    stopped = row("m", summary | {"stopped": [7, 10000]})
+    assert "| 7 of 10,000 (stopped) |" in stopped
