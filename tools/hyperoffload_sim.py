@@ -205,10 +205,11 @@ def _load(
     if options.input.suffix == ".json":
         schedule = Schedule.loads(text, str(options.input))
         return schedule, schedule, None
-    from hyperoffload.analysis.extract import program_schedules
+    from hyperoffload.analysis.program import Program
 
     module = _program(options, text)
-    planned, stripped, unknown = program_schedules(module, hardware, options.function)
+    program = Program(module, hardware, options.function)
+    planned, stripped, unknown = program.planned, program.reference, program.unknown_ops
     if unknown:
         emit(
             "hyperoffload-sim",
@@ -384,7 +385,7 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> str:
     """`--routing SPEC --generate N`: routed experts over N decode tokens."""
     from hyperoffload.analysis.extract import main_function
     from hyperoffload.analysis.moe_step import moe_step
-    from hyperoffload.ir.strip import strip_offload_ops
+    from hyperoffload.analysis.program import Program
     from hyperoffload.planning.experts import planned_hot_set
     from hyperoffload.policies.experts import format_expert_table, simulate_experts
     from hyperoffload.sim.routing import parse_routing
@@ -397,8 +398,7 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> str:
     module = _program(options)
     planned = planned_hot_set(main_function(module, options.function))
     if planned is not None:  # the step is read from the program before its plan
-        module = module.clone()
-        strip_offload_ops(module)
+        module = Program(module, hardware, options.function).reference_module
     step = moe_step(module, hardware, options.function)
     hot_set, planned_budget = planned or (None, step.expert_weight_bytes() // 2)
     budget = (
