@@ -555,7 +555,60 @@ def blocks(found: dict[str, Json]) -> str:
             f"Longest cache within 1% of `none`'s tokens/s: {'; '.join(said)}.",
             "",
             physics,
+            _longest_bound(found["longest-generation-full"]),
+            _int8_streams(full, found["long-context-generation-int8"]),
         ]
+    )
+
+
+def _longest_bound(scenario: Json) -> str:
+    """Why `none`'s longest cache is where ours stops too: the next length's block."""
+    preset = scenario["presets"][0]
+    fits = preset["longest"]["none"]
+    probes = sorted(
+        (p for p in preset["probes"] if p["policy"] == "none"),
+        key=lambda p: p["length"],
+    )
+    after = next(p for p in probes if p["length"] > fits["length"])
+    capacity = preset["hbm_capacity_bytes"]
+    over = after["peak_hbm_bytes"] - capacity
+    call = 1 / after["tokens_per_s"]
+    link = _link(preset["hardware"]).bandwidth_to_device
+    return (
+        f"- **The longest cache** is bounded the same way. `none` fits "
+        f"{fits['length']:,} positions ({format_bytes(fits['peak_hbm_bytes'])}, "
+        f"{format_bytes(fits['kv_peak_bytes'])} of it KV) and not "
+        f"{after['length']:,}: there the first token opens a new block of keys and "
+        f"values for every layer at once, and the step needs "
+        f"{format_bytes(after['peak_hbm_bytes'])}. Keeping {format_bytes(over)} out "
+        "of HBM means streaming it every call, "
+        f"{over / (link * call):.1f} times what the link moves in one "
+        f"({format_bytes(link * call)} in a {format_seconds(call)} call); lengths "
+        f"between {fits['length']:,} and {after['length']:,} are not on the grid."
+    )
+
+
+def _int8_streams(plain: Json, int8: Json) -> str:
+    """How many blocks a token streams within the limit, plain and INT8."""
+    hardware = plain["presets"][0]["hardware"]
+
+    def ours(scenario: Json) -> Json:
+        preset = _preset(scenario, hardware)
+        return next(r for r in preset["rows"] if r["policy"] == "plan")
+
+    compressed, full = ours(int8), ours(plain)
+    return (
+        "- **INT8 costs more than it saves here.** Ours compresses only the "
+        "blocks it streams (a block kept wherever it is read moves as it is, so "
+        "keeping the whole cache costs no codec). Each streamed block's "
+        "(de)quantisation is an HBM-roofline kernel on the compute stream "
+        "(`hyperoffload.sim.compression`), so the "
+        f"{int8['limit']:.0%} budget runs out after "
+        f"{compressed['blocks_moved_per_token']:.0f} streamed blocks "
+        f"({format_bytes(compressed['bytes_moved_per_token'])} a token on "
+        f"`{hardware}`), where plain transfers stream "
+        f"{full['blocks_moved_per_token']:.0f} "
+        f"({format_bytes(full['bytes_moved_per_token'])})."
     )
 
 
