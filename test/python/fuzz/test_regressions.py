@@ -676,3 +676,26 @@ def test_a_hang_is_cpu_time_not_a_wait_for_a_core() -> None:
     assert isinstance(spun, Died), spun
     assert spun.outcome == "hang", spun
     assert "of CPU time" in spun.detail
+
+
+@pytest.mark.parametrize(
+    ("name", "tool", "args"),
+    [
+        ("forward-declared-move-window.mlir", "hyperoffload-opt",
+         ["-p", "hyperoffload-move-window{hbm-capacity=3023816}", "--print-op-generic"]),
+        ("forward-declared-sim.mlir", "hyperoffload-sim",
+         ["--policy", "distance", "--hardware", "h100-pcie5", "--hbm-capacity", "4286",
+          "--execute"]),
+    ],
+)  # fmt: skip
+def test_a_line_moved_into_a_body_is_located(
+    name: str, tool: str, args: list[str]
+) -> None:
+    """Cases 5492 and 5542 of the seed-1 run (a line moved into or out of a
+    linalg.generic body): xDSL's 'Forward declared values do not have an
+    owner', with no place."""
+    text = (ROOT / "test" / "inputs" / "fuzz" / name).read_text()
+    case = Case(0, "opt-ir", tool, ["input.mlir", *args], {"input.mlir": text}, "")
+    result = run_case(case)
+    assert result.outcome == "diagnosed", result.stderr
+    assert "Forward declared" not in result.stderr
