@@ -35,7 +35,7 @@ lit: $(STAMP)
 	$(BIN)/lit -v test
 
 pytest: $(STAMP)
-	$(BIN)/pytest -q --durations=15
+	$(BIN)/pytest -q -n auto --dist loadfile --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
