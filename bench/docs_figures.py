@@ -238,7 +238,7 @@ def quoted(page: str, pattern: str) -> str:
 FIGURE = re.compile(
     r"(?<![\w.])[\u2212+-]?\d[\d,]*(?:\.\d+)?(?:e[\u2212+-]?\d+)?\s?"
     r"(?:GB/s|TB/s|tokens/s|steps/s|TFLOPS|GiB|MiB|KiB|GB|MB|KB|TB|ms|us|µs|ns"
-    r"|min|s|%|x|\u00d7)(?![\w/])"
+    r"|minutes|seconds|hours|min|s|%|x|\u00d7)(?![\w/])"
 )
 """A figure: a number with a unit of size, time, rate or share (`28.52 GB`, `+2.3%`)."""
 SECTION = re.compile(r"<!-- ([\w./-]+):\s?begin -->.*?<!-- \1:\s?end -->", re.DOTALL)
