@@ -100,9 +100,7 @@ def test_every_marked_section_is_listed_with_the_script_that_writes_it() -> None
     for (page, marker), script in listed.items():
         if script.startswith("`"):
             source = (ROOT / script.strip("`")).read_text()
-            assert marker in source, (
-                f"{script} does not write {marker} ({page})"
-            )
+            assert marker in source, f"{script} does not write {marker} ({page})"
 
 
 def test_every_figure_outside_markers_is_audited() -> None:
