@@ -46,8 +46,9 @@ from itertools import product
 from typing import Any
 
 from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.analysis.program import Program
 from hyperoffload.benchmark.recompute_peers import RecomputePeers
 from hyperoffload.benchmark.workloads import Baseline, Log, Workload
 from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
@@ -62,7 +63,6 @@ from hyperoffload.sim.policies import (
     PolicyOptions,
     offload_candidates,
     resident_arguments,
-    run_policy,
 )
 from hyperoffload.sim.schedule import Compute
 from hyperoffload.sim.simulator import SimResult, simulate
@@ -162,10 +162,7 @@ class PolicySearch:
     ) -> Best:
         """The best setting tried, run again with its timeline recorded for the plots."""
         top = min(tried, key=lambda t: self._rank(t.result, by_time))
-        stripped, hardware = self.baseline.stripped, self.baseline.hardware
-        result = run_policy(
-            policy, stripped, stripped, hardware, top.capacity, top.options
-        )
+        result = self.baseline.program.simulate(policy, top.capacity, top.options)
         return Best(policy, top.setting, result, self.within(result))
 
     def _placements(self) -> tuple[PolicyOptions, ...]:
@@ -179,10 +176,7 @@ class PolicySearch:
     ) -> _Tried:
         if self.place_arguments:
             setting += f", {options.describe_arguments()}"
-        stripped, hardware = self.baseline.stripped, self.baseline.hardware
-        result = run_policy(
-            policy, stripped, stripped, hardware, capacity, options, record=False
-        )
+        result = self.baseline.program.simulate(policy, capacity, options, record=False)
         self._record(policy, setting, result)
         return _Tried(setting, result, options, capacity)
 
@@ -363,7 +357,7 @@ class PolicySearch:
             hardware.offload_tier,
         )
         verify_module(module)
-        planned, _, _ = program_schedules(module, hardware)
+        planned = Program(module, hardware).planned
         result = simulate(resident_arguments(planned), hardware, None)
         self._record(peer, setting, result)
         return Best(peer, setting, result, self.within(result))
@@ -409,10 +403,7 @@ class PolicySearch:
         passes_s = time.perf_counter() - start
         # the figure is the planned IR's, extracted again (not the graph's estimate)
         target = best.target
-        planned, _, _ = program_schedules(planned_module, hardware)
-        result = run_policy(
-            "plan", planned, self.baseline.stripped, hardware, target, PolicyOptions()
-        )
+        result = Program(planned_module, hardware).simulate("plan", target)
         self._record(name, format_bytes(target), result)
         timings = {
             "parse_s": workload.parse_s,

@@ -24,11 +24,11 @@ from typing import Protocol
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.policies import PolicyOptions, run_policy
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.tiers import Tier
@@ -135,11 +135,19 @@ class Export:
 
 @dataclass
 class Baseline:
-    """A workload on one preset: its unplanned schedule and the `none` run."""
+    """A workload on one preset: its program and the `none` run."""
 
-    hardware: Hardware
-    stripped: Schedule
+    program: Program
     none: SimResult
+
+    @property
+    def hardware(self) -> Hardware:
+        return self.program.hardware
+
+    @property
+    def stripped(self) -> Schedule:
+        """The unplanned schedule (the reference program's)."""
+        return self.program.reference
 
 
 @dataclass
@@ -155,11 +163,8 @@ class Workload:
 
     def baseline(self, hardware: Hardware) -> Baseline:
         if hardware.name not in self.baselines:
-            _, stripped, _ = program_schedules(self.module, hardware)
-            none = run_policy(
-                "none", stripped, stripped, hardware, None, PolicyOptions()
-            )
-            self.baselines[hardware.name] = Baseline(hardware, stripped, none)
+            program = Program(self.module, hardware)
+            self.baselines[hardware.name] = Baseline(program, program.simulate("none"))
         return self.baselines[hardware.name]
 
 
