@@ -1,6 +1,7 @@
 """
 The README's "Your own model" figures, measured again: the example CNN's
-unconstrained peak, and the peak and slowdown of its plan at 76KB.
+unconstrained peak, the peak and slowdown of its plan at 76KB, and the peaks
+`hyperoffload-run` measures on the CPU for the plan and the original.
 """
 
 import json
@@ -16,7 +17,7 @@ import pytest
 pytest.importorskip("torch_mlir")
 
 from hyperoffload.support.units import format_bytes
-from hyperoffload.tools import hyperoffload_opt, hyperoffload_sim
+from hyperoffload.tools import hyperoffload_opt, hyperoffload_run, hyperoffload_sim
 
 ROOT = Path(__file__).resolve().parents[3]
 README = (ROOT / "README.md").read_text()
@@ -55,3 +56,12 @@ def test_the_readme_figures_of_the_example_cnn(
     quoted = _quoted(r"\(([\d.]+ KB) planned, \+([\d.]+)% simulated")
     assert written.group(1) == quoted.group(1)
     assert f"{float(written.group(2)):.1f}" == quoted.group(2)
+
+    assert hyperoffload_run.main([str(planned), "--warmup", "0", "--json"]) == 0
+    run: dict[str, Any] = json.loads(capsys.readouterr().out)
+    measured = _quoted(
+        r"`hyperoffload-run` measures ([\d.]+ KB) against the\s+original's ([\d.]+ KB)"
+    )
+    assert run["outputs_match_reference"]
+    assert format_bytes(run["peak_hbm_bytes"]) == measured.group(1)
+    assert format_bytes(run["reference"]["peak_hbm_bytes"]) == measured.group(2)
