@@ -16,12 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from hyperoffload.evaluators.op_registry import OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
-from hyperoffload.evaluators.semantics.types import element_type
+from hyperoffload.evaluators.semantics.types import dtype_name
 
 Binary = Callable[[Array, Array], Array]
 
@@ -161,9 +160,7 @@ def convert(xp: ArrayBackend, op: Operation, source: Array) -> Array:
         source = signed(xp, source)
     elif op.name in _FROM_FLOAT:
         source = xp.float_to_int(source, op.name == "arith.fptoui", type_)
-    element = element_type(type_)
-    to_i1 = isinstance(element, IntegerType) and element.bitwidth == 1
-    if to_i1 and xp.kind(source) in "iu":
+    if dtype_name(type_) == "bool" and xp.kind(source) in "iu":
         source = xp.astype(source & 1, "bool")
     return xp.cast(source, type_)
 
