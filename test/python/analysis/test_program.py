@@ -11,7 +11,7 @@ import pytest
 from xdsl.context import Context
 
 from hyperoffload.analysis.program import Program
-from hyperoffload.dialects.hyperoffload import PrefetchOp
+from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.schedule import Transfer
@@ -19,12 +19,13 @@ from hyperoffload.sim.schedule import Transfer
 US = 1e-6
 T = "tensor<256xf32>"
 R = f"!hyperoffload.remote<{T}>"
-PREFETCH = f"""
-func.func @f(%x: {T}, %w: {R}) -> {T} {{
-  %wd = hyperoffload.prefetch %w : {R} -> {T}
-  %a = arith.addf %x, %x : {T}
-  %b = arith.mulf %a, %wd : {T}
-  func.return %b : {T}
+ROUND_TRIP = f"""
+func.func @f(%x: {T}) -> {T} {{
+  %h = hyperoffload.store %x : {T} -> {R}
+  hyperoffload.detach %x : {T}
+  %y = hyperoffload.prefetch %h : {R} -> {T}
+  %a = arith.addf %y, %y : {T}
+  func.return %a : {T}
 }}"""
 
 
@@ -34,25 +35,27 @@ def hardware() -> Hardware:
 
 
 def test_plan_runs_the_program_as_written(ctx: Context, hardware: Hardware) -> None:
-    program = Program(parse_mlir(ctx, PREFETCH, "t.mlir"), hardware)
+    program = Program(parse_mlir(ctx, ROUND_TRIP, "t.mlir"), hardware)
     result = program.simulate("plan")
-    # the fetch (10.24 us) stalls the mulf, which ends at 13.312 us
-    assert result.makespan_s == pytest.approx(13.312 * US)
-    assert result.bytes_to_device == 1024
+    # the store (10.24 us), then the fetch (10.24 us), then the addf (2.048 us)
+    assert result.makespan_s == pytest.approx(22.528 * US)
+    assert (result.bytes_to_remote, result.bytes_to_device) == (1024, 1024)
     assert "reference_extraction" not in vars(program)  # nothing stripped for it
 
 
 def test_the_reference_is_stripped(ctx: Context, hardware: Hardware) -> None:
-    module = parse_mlir(ctx, PREFETCH, "t.mlir")
+    module = parse_mlir(ctx, ROUND_TRIP, "t.mlir")
     program = Program(module, hardware)
     assert not any(isinstance(s, Transfer) for s in program.reference.steps)
     assert any(isinstance(s, Transfer) for s in program.planned.steps)
     assert not any(
-        isinstance(op, PrefetchOp) for op in program.reference_function.walk()
+        isinstance(op, StoreOp | PrefetchOp) for op in program.reference_function.walk()
     )
-    assert any(isinstance(op, PrefetchOp) for op in module.walk())  # left as it was
+    assert any(isinstance(op, StoreOp) for op in module.walk())  # left as it was
     none = program.simulate("none")
-    assert none.makespan_s == pytest.approx(5.12 * US)
+    assert none.makespan_s == pytest.approx(2.048 * US)  # the addf alone
     assert none.transfers == 0
-    assert program.simulate("reactive-lru", capacity=3072).oom is None
+    # x and the sum do not fit in 1024 B; nothing to evict but x, which it reads
+    assert program.simulate("reactive-lru", capacity=1024).oom is not None
+    assert program.simulate("reactive-lru", capacity=2048).oom is None
     assert program.unknown_ops == set()
