@@ -65,7 +65,7 @@ from hyperoffload.sim.policies import (
     resident_arguments,
 )
 from hyperoffload.sim.schedule import Compute
-from hyperoffload.sim.simulator import SimResult, simulate
+from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
 from hyperoffload.support.units import format_bytes
 
 SELECT_SHARES = (1, 8, 64)
@@ -141,6 +141,8 @@ class PolicySearch:
         self.log = log
         self.place_arguments = place_arguments
         self.points: list[Point] = []
+        self.rejected: list[str] = []
+        """Settings whose schedule the simulator rejected, with its reason."""
         self.steps = sum(isinstance(s, Compute) for s in baseline.stripped.steps)
 
     def slowdown(self, result: SimResult) -> float:
@@ -341,7 +343,12 @@ class PolicySearch:
         tried: list[tuple[str, Plan, SimResult]] = []
         for choice in choices:
             setting, plan = choice[0], peers.plan(choice)
-            result = simulate(peers.schedule(plan), hardware, None, record=False)
+            try:
+                result = simulate(peers.schedule(plan), hardware, None, record=False)
+            except SimulationError as err:  # the peer's plan breaks the program
+                self.rejected.append(f"{peer} {setting}: {err}")
+                self.log(f"{peer} {setting}: rejected by the simulator: {err}")
+                continue
             self._record(peer, setting, result)
             tried.append((setting, plan, result))
         if not tried:

@@ -229,6 +229,7 @@ class SeedTraining:
             "returned_after_backward_bytes": tail_bytes,
             "capacity_bytes": capacity,
             "limits": at_limits,
+            "rejected": search.rejected,
             "fixed": fixed,
             "sweep": sweep,
         }

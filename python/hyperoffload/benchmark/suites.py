@@ -127,6 +127,45 @@ SEEDS: tuple[Scenario, ...] = (
         "backward pass",
         parts=("peak",),
     ),
+    SeedTraining(
+        "deepseek-v3-seed-training",
+        "DeepSeek-V3 training step, one device of its published training (4 MoE "
+        "layers, seq 4096, batch 2, bf16, AdamW with ZeRO-1 over 128 devices, "
+        "64-way expert parallelism, chunked loss)",
+        Export(
+            "deepseek-v3",
+            "train",
+            layers=4,
+            dense_layers=0,
+            seq=4096,
+            batch=2,
+            optimizer="adamw",
+            loss="chunked",
+            shard=128,
+            expert_shard=64,
+        ),
+        "ascend-910c",
+        paper="optimizer states 7% of the peak, -89%; 2,500 -> 2,190 ms (-12.4%) "
+        "at a fixed HBM",
+        choice="DeepSeek-V3's training ran 16-way pipeline parallelism, 64-way "
+        "expert parallelism and ZeRO-1 data parallelism on 2,048 GPUs, at "
+        "sequence 4096 (arXiv 2412.19437, sections 3.2 and 4.2): one device "
+        "holds a pipeline stage of about 4 of the 61 layers (here 4 MoE layers; "
+        "the embedding and LM head kept whole), 4 of each layer's 256 routed "
+        "experts (--expert-shard 64, the tokens' rows exchanged by all-to-alls), "
+        "and 1/128 of the other parameters' AdamW states (--shard 128: 2,048 / "
+        "16 data-parallel ranks), 1/2 of its experts' (the 2 ranks holding "
+        "them). The seeds give no sequence or batch: batch 2 is the micro-batch "
+        "of 4096-token sequences whose unconstrained step lands nearest their "
+        "2,500 ms (batch 1 runs under half of it, batch 3 well over). Its "
+        "unconstrained peak fits the die's 64 GB, so the fixed HBM is 48 GB, "
+        "below that peak. Simplified: multi-head attention in place of MLA, no "
+        "multi-token prediction, a dense one-hot dispatch",
+        limits=(0.02,),
+        capacity="48GB",
+        search_steps=3,
+        parts=("peak", "fixed"),
+    ),
     LongestSequence(
         "gpt3-175b-seed-batch",
         "GPT-3 175B training step, two layers (seq 2048, bf16, chunked loss; "

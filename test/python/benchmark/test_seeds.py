@@ -272,3 +272,28 @@ def test_order_table_in_the_docs_is_its_results() -> None:
     document = ORDER_DOCUMENT.read_text()
     written = document.split(ORDER_BEGIN)[1].split(ORDER_END)[0]
     assert written == "\n" + order_table(rows)
+
+
+def test_deepseek_rows() -> None:
+    """The states' share and the iteration at a fixed HBM, each with its bound."""
+    from seed_claims import claims_table, deepseek_note
+
+    result: dict[str, Any] = {
+        **_result(),
+        "name": "deepseek-v3-seed-training",
+        "hardware": "x",
+        "command": "hyperoffload-gen deepseek-v3 --mode train",
+    }
+    lines = claims_table({"deepseek-v3-seed-training": result}).splitlines()
+    assert len(lines) == 2 + 1 + 2 + 1  # header, LLaMA not run, two rows, GPT-3
+    states, iteration = lines[3], lines[4]
+    assert "90.00 GB of 200.00 GB (45.0%)" in states  # `none`'s states at its peak
+    assert "**5.00 GB** of 100.00 GB (5.0%; **-94%**" in states
+    assert "19.200 s" in states  # 96 GB out and back over 10 GB/s
+    assert states.endswith("| reached |")
+    assert "2,500 -> 2,190 ms (-12.4%)" in iteration
+    assert "-33.3% against `runtime-prefetch`" in iteration  # 6 s against 9 s
+    assert iteration.endswith("| reached |")
+    note = deepseek_note(result)
+    assert "5.000 s (+100.0% against the seeds' 2,500 ms)" in note
+    assert "not run" in deepseek_note(None)
