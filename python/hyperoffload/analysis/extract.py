@@ -473,23 +473,33 @@ def extract_schedule(function: func.FuncOp, costs: CostModel) -> Schedule:
     return extract(function, costs).schedule
 
 
+def one_path(module: ModuleOp) -> ModuleOp:
+    """`module`, or a copy along the path where every condition holds."""
+    return taken_path(module) if has_branches(module) else module
+
+
+def stripped_copy(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` stripped of its hyperoffload ops (`hyperoffload-strip`)."""
+    from hyperoffload.ir.strip import strip_offload_ops
+
+    stripped = module.clone()
+    strip_offload_ops(stripped)
+    return stripped
+
+
 def program_schedules(
     module: ModuleOp, hardware: Hardware, function: str | None = None
 ) -> tuple[Schedule, Schedule, set[str]]:
     """
     The schedule of the program as compiled, the schedule of the same program
     stripped of its hyperoffload ops (what the other policies start from), and
-    the ops the cost model did not know. A program with conditional regions
-    is scheduled along the path where every condition holds (every routed
-    expert runs: the dense step's work).
+    the ops the cost model did not know, both at once (`analysis.program.Program`
+    extracts each when asked for, and simulates policies on them). A program
+    with conditional regions is scheduled along the path where every
+    condition holds (every routed expert runs: the dense step's work).
     """
-    from hyperoffload.ir.strip import strip_offload_ops
-
-    if has_branches(module):  # one path: every condition holds
-        module = taken_path(module)
     costs = CostModel(hardware)
-    planned = extract_schedule(main_function(module, function), costs)
-    stripped_module = module.clone()
-    strip_offload_ops(stripped_module)
-    stripped = extract_schedule(main_function(stripped_module, function), costs)
+    planned = extract_schedule(main_function(one_path(module), function), costs)
+    reference = one_path(stripped_copy(module))
+    stripped = extract_schedule(main_function(reference, function), costs)
     return planned, stripped, costs.unknown_ops

@@ -27,10 +27,14 @@ from functools import cached_property
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
-from hyperoffload.analysis.branches import has_branches, taken_path
 from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import Extraction, extract, main_function
-from hyperoffload.ir.strip import strip_offload_ops
+from hyperoffload.analysis.extract import (
+    Extraction,
+    extract,
+    main_function,
+    one_path,
+    stripped_copy,
+)
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.policies import PolicyOptions, run_policy
 from hyperoffload.sim.schedule import Schedule
@@ -53,7 +57,7 @@ class Program:
     @cached_property
     def planned_extraction(self) -> Extraction:
         """The program as compiled, extracted (along its path)."""
-        return extract(main_function(_path(self.module), self.function), self.costs)
+        return extract(main_function(one_path(self.module), self.function), self.costs)
 
     @property
     def planned(self) -> Schedule:
@@ -63,14 +67,12 @@ class Program:
     @cached_property
     def reference_module(self) -> ModuleOp:
         """A copy of the module stripped of its hyperoffload ops."""
-        stripped = self.module.clone()
-        strip_offload_ops(stripped)
-        return stripped
+        return stripped_copy(self.module)
 
     @cached_property
     def reference_function(self) -> FuncOp:
         """The function read, stripped, along its path (the one `reference` is of)."""
-        return main_function(_path(self.reference_module), self.function)
+        return main_function(one_path(self.reference_module), self.function)
 
     @cached_property
     def reference_extraction(self) -> Extraction:
@@ -109,8 +111,3 @@ class Program:
             options or PolicyOptions(),
             record,
         )
-
-
-def _path(module: ModuleOp) -> ModuleOp:
-    """`module`, or a copy along the path where every condition holds."""
-    return taken_path(module) if has_branches(module) else module
