@@ -297,3 +297,26 @@ def test_deepseek_rows() -> None:
     note = deepseek_note(result)
     assert "5.000 s (+100.0% against the seeds' 2,500 ms)" in note
     assert "not run" in deepseek_note(None)
+
+
+def test_claims_in_the_docs_are_their_results() -> None:
+    """docs/benchmarks.md's claims table and DeepSeek note are its results'."""
+    import json
+
+    from seed_claims import (
+        BEGIN,
+        DOCUMENT,
+        END,
+        NOTE_BEGIN,
+        NOTE_END,
+        RESULTS,
+        claims_table,
+        deepseek_note,
+    )
+
+    results = json.loads(RESULTS.read_text())
+    scenarios = {s["name"]: s for s in results["scenarios"] if "error" not in s}
+    document = DOCUMENT.read_text()
+    assert document.split(BEGIN)[1].split(END)[0] == "\n" + claims_table(scenarios)
+    note = deepseek_note(scenarios.get("deepseek-v3-seed-training"))
+    assert document.split(NOTE_BEGIN)[1].split(NOTE_END)[0] == "\n" + note
