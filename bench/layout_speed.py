@@ -8,7 +8,10 @@ by `hyperoffload-assign-offsets` with each strategy. Also prints the arena
 of each layout against the live-byte peak, and a best-fit allocator's arena
 replayed over the same run.
 
-    .venv/bin/python bench/layout_speed.py [--layers 32] [--capacity 32GB]
+    .venv/bin/python bench/layout_speed.py [--layers 32] [--capacity 32GB] [--write-docs]
+
+`--write-docs` writes the table into docs/benchmarks.md between
+`<!-- layout-speed:begin/end -->` (wall-clock seconds: read the ratios).
 """
 
 from __future__ import annotations
@@ -29,9 +32,12 @@ from hyperoffload.passes.assign_offsets import AssignOffsetsPass
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.sim.arena import fragmentation, planned_arena, runtime_arena
 from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.markers import write_between
 from hyperoffload.support.units import format_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- layout-speed:begin -->", "<!-- layout-speed:end -->"
 TOOLS = Path(sys.executable).parent
 
 
@@ -57,6 +63,7 @@ def main() -> None:
     )
     parser.add_argument("--layers", type=int, default=32)
     parser.add_argument("--capacity", default="32GB")
+    parser.add_argument("--write-docs", action="store_true")
     options = parser.parse_args()
     path = _export(options.layers)
     ctx = make_context()
@@ -73,9 +80,15 @@ def main() -> None:
     function = main_function(module)
     result = simulate(extract(function, CostModel(model)).schedule, model)
     peak = result.peak_hbm_bytes
-    print(f"{path.name}: parse {parse_s:.2f} s; {len(result.allocations)} buffers")
-    print("| layout | arena | vs live peak | seconds | vs parse |")
-    print("| --- | --- | --- | --- | --- |")
+    lines = [
+        f"`{path.name}` planned with `hyperoffload-pipeline{{hbm-capacity="
+        f"{options.capacity} place-arguments=true}}` on `{hardware}`: parse "
+        f"{parse_s:.2f} s; {len(result.allocations):,} buffers, live peak "
+        f"{format_bytes(peak)}.",
+        "",
+        "| layout | arena | vs live peak | seconds | vs parse |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     layouts: list[tuple[str, Callable[[], int]]] = [
         ("best-fit", lambda: planned_arena(result, "best-fit").arena_bytes),
         ("hill-climb", lambda: planned_arena(result, "hill-climb").arena_bytes),
@@ -85,7 +98,7 @@ def main() -> None:
         start = time.perf_counter()
         arena = lay_out()
         layout_s = time.perf_counter() - start
-        print(
+        lines.append(
             f"| {name} | {format_bytes(arena)} | {fragmentation(arena, peak):+.3%} "
             f"| {layout_s:.2f} | {layout_s / parse_s:.3f}x |"
         )
@@ -94,11 +107,17 @@ def main() -> None:
         ctx, module
     )
     pass_s = time.perf_counter() - start
-    print(
-        f"\nhyperoffload-assign-offsets (extraction, simulation, layout, attributes): "
-        f"{pass_s:.2f} s, {pass_s / parse_s:.3f}x the parse; live peak "
-        f"{format_bytes(peak)}"
-    )
+    lines += [
+        "",
+        "`hyperoffload-assign-offsets` (extraction, simulation, layout, "
+        f"attributes): {pass_s:.2f} s, {pass_s / parse_s:.3f}x the parse.",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if options.write_docs:
+        command = " ".join(["bench/layout_speed.py", *sys.argv[1:]])
+        said = f"`.venv/bin/python {command}` (wall-clock seconds on a shared machine):"
+        write_between(DOC, f"\n{said}\n\n{text}\n", BEGIN, END)
 
 
 if __name__ == "__main__":
