@@ -145,7 +145,9 @@ class SimResult:
         )
 
 
-class _Run:
+class _State:
+    """What every part of a run reads: the schedule, the hardware, the clock, the step."""
+
     def __init__(
         self,
         schedule: Schedule,
@@ -162,6 +164,28 @@ class _Run:
         self.result = SimResult(capacity)
         self.buffers = schedule.buffers
         self.now = 0.0
+        """The compute stream's clock."""
+        self.step_index = -1
+        self.step_name = "entry"
+        self.step_loc = ""
+
+
+class _Memory(_State):
+    """
+    HBM occupancy: buffers claimed and dropped, frees deferred until the
+    transfers reading them end, an allocation that waits for them (or
+    records an out-of-memory), the peak, samples and allocations.
+    """
+
+    def __init__(
+        self,
+        schedule: Schedule,
+        hardware: Hardware,
+        capacity: int | None,
+        runtime: Runtime | None,
+        record: bool,
+    ):
+        super().__init__(schedule, hardware, capacity, runtime, record)
         self.hbm = 0
         self.resident: OrderedDict[int, None] = OrderedDict()  # in LRU order
         self.claimed: dict[int, int] = {}  # resident buffer -> event of its claim
@@ -169,51 +193,6 @@ class _Run:
         self.deferred: list[tuple[float, int]] = []  # (time, buffer) frees
         self.pending_free: dict[int, float] = {}  # buffer -> time of its deferred free
         self.readers_end: dict[int, float] = {}  # buffer -> end of transfers reading it
-        self.copy_ready: dict[int, float] = {}  # copy buffer -> when its data is there
-        self.has_copy: set[int] = set()  # device buffers with a copy in another tier
-        self.transfer_end: dict[int, float] = {}
-        self.decode: dict[int, tuple[float, str]] = {}  # transfer -> its dequantisation
-        self.stream_free: dict[tuple[str, bool], float] = {}
-        self.interconnect_free = 0.0
-        self.ready: dict[int, float] = {}  # buffer -> end of the collective writing it
-        self.stream_bytes: dict[tuple[str, bool], int] = {}
-        self.step_index = -1
-        self.step_name = "entry"
-        self.step_loc = ""
-        self.released: set[int] = set()
-        """Buffers the program freed (detached): dead to it, even while a
-        copy still reads them and their memory is not yet returned."""
-        # runtime modes
-        self.computes = (  # the index of each compute step
-            [i for i, s in enumerate(schedule.steps) if isinstance(s, Compute)]
-            if runtime
-            else []
-        )
-        self.reads: dict[int, list[int]] = self._read_steps() if runtime else {}
-        self.read_pos: dict[int, int] = {}  # buffer -> index of its next read in reads
-        self.arrival: dict[int, float] = {}  # prefetched buffer -> when its fetch ends
-        self.by_next: list[tuple[int, int]] = []  # (-next read, buffer), resident
-        self.wanted: list[tuple[int, int]] = []  # (next read, buffer), not resident
-
-    def _read_steps(self) -> dict[int, list[int]]:
-        """For each buffer, the indices of the compute steps reading it."""
-        reads: dict[int, list[int]] = {}
-        for index, step in enumerate(self.schedule.steps):
-            if isinstance(step, Compute):
-                for buffer in dict.fromkeys(step.reads):
-                    reads.setdefault(buffer, []).append(index)
-        return reads
-
-    def _next_read(self, buffer: int) -> int:
-        """The index of the next step reading `buffer` (this one's included)."""
-        steps = self.reads.get(buffer, ())
-        position = self.read_pos.get(buffer, 0)
-        return steps[position] if position < len(steps) else _NEVER
-
-    def _prefetching(self) -> bool:
-        return self.runtime is not None and self.runtime.eviction is Eviction.NEXT_USE
-
-    # memory
 
     def _sample(self, time: float) -> None:
         if self.record:
@@ -254,24 +233,31 @@ class _Run:
         return self.capacity is None or self.hbm + size <= self.capacity
 
     def _allocate(self, buffer: int, keep: set[int]) -> None:
+        """Claim `buffer`, waiting for frees (or making room) where it does not fit."""
         if buffer in self.resident:
             self.pending_free.pop(buffer, None)  # still there: its free is cancelled
             return
         size = self.buffers[buffer].bytes
         self._release_until(self.now)
         if self.capacity is not None:
-            while not self._fits(size) and self.deferred:
-                at, freed = heapq.heappop(self.deferred)
-                if self.pending_free.get(freed) == at:
-                    self.now = max(self.now, at)
-                    self._drop_deferred(freed, at)
-            if self.runtime is not None:
-                self._evict_for(size, keep)
+            self._wait_for_frees(size)
+            self._make_room(size, keep)
             if not self._fits(size) and self.result.oom is None:
                 self.result.oom = OutOfMemory(
                     self.step_name, self.step_loc, self.now, size, self._largest_live()
                 )
         self._claim(buffer)
+
+    def _wait_for_frees(self, size: int) -> None:
+        """Advance the clock through deferred frees until `size` fits."""
+        while not self._fits(size) and self.deferred:
+            at, freed = heapq.heappop(self.deferred)
+            if self.pending_free.get(freed) == at:
+                self.now = max(self.now, at)
+                self._drop_deferred(freed, at)
+
+    def _make_room(self, size: int, keep: set[int]) -> None:
+        """Free more memory for `size` (the runtime cache evicts; none here)."""
 
     def _claim(self, buffer: int) -> None:
         self.resident[buffer] = None
@@ -280,14 +266,189 @@ class _Run:
         self.hbm += self.buffers[buffer].bytes
         self.result.peak_hbm_bytes = max(self.result.peak_hbm_bytes, self.hbm)
         self._sample(self.now)
-        if self._prefetching():
-            heapq.heappush(self.by_next, (-self._next_read(buffer), buffer))
+        self._claimed(buffer)
+
+    def _claimed(self, buffer: int) -> None:
+        """Note a claim (the prefetching cache ranks it by its next read)."""
 
     def _largest_live(self) -> list[tuple[str, int]]:
         live = sorted(self.resident, key=lambda b: -self.buffers[b].bytes)[:5]
         return [(self.buffers[b].name, self.buffers[b].bytes) for b in live]
 
-    # runtime cache
+
+class _Links(_Memory):
+    """
+    The copy streams: one per link direction, first come, first served, at
+    `duplex_efficiency` while the other direction is busy, a staged link's
+    bytes also on the link it is staged through.
+    """
+
+    def __init__(
+        self,
+        schedule: Schedule,
+        hardware: Hardware,
+        capacity: int | None,
+        runtime: Runtime | None,
+        record: bool,
+    ):
+        super().__init__(schedule, hardware, capacity, runtime, record)
+        self.stream_free: dict[tuple[str, bool], float] = {}
+        self.stream_bytes: dict[tuple[str, bool], int] = {}
+
+    def _missing_tier(self, buffer: int, tier: str) -> SimulationError:
+        """
+        A copy of `buffer` in a tier the hardware has not, located at the op
+        that reads it: `input.mlir:7:3: 'arith.addf' reads %w, whose copy is
+        in 'remote', a tier hardware 'hw' does not have (it has: host, ssd)`.
+        """
+        reader = next(
+            (
+                step
+                for step in self.schedule.steps[max(self.step_index, 0) :]
+                if isinstance(step, Compute) and buffer in step.reads and step.loc
+            ),
+            None,
+        )
+        name = self.buffers[buffer].name
+        tiers = ", ".join(self.hw.links) or "none"
+        where = (
+            f"{reader.loc}: '{reader.name}' reads {name}, whose copy is"
+            if reader
+            else f"{name} has a copy"
+        )
+        return SimulationError(
+            f"{where} in '{tier}', a tier hardware '{self.hw.name}' does not have "
+            f"(it has: {tiers})"
+        )
+
+    def _start_transfer(
+        self,
+        buffer: int,
+        link: str,
+        to_device: bool,
+        name: str,
+        not_before: float = 0.0,
+        nbytes: int | None = None,
+    ) -> float:
+        """
+        Queue a copy of `buffer` (`nbytes` on the link: by default the
+        buffer's size) on its stream; return when it completes.
+        """
+        nbytes = self.buffers[buffer].bytes if nbytes is None else nbytes
+        if link not in self.hw.links:
+            raise self._missing_tier(buffer, link)
+        stream = (link, to_device)
+        start = max(self.now, self.stream_free.get(stream, 0.0), not_before)
+        duplex = self.stream_free.get((link, not to_device), 0.0) > start
+        end = start + self.hw.link(link).transfer_time(nbytes, to_device, duplex)
+        self.stream_free[stream] = end
+        self.stream_bytes[stream] = self.stream_bytes.get(stream, 0) + nbytes
+        staged = self.hw.link(link).staged_through
+        if staged is not None:
+            end = max(end, self._host_leg(staged, to_device, nbytes, start, name))
+        self._count(buffer, to_device, nbytes, end)
+        if self.record:
+            direction = "to device" if to_device else "from device"
+            self.result.intervals.append(
+                Interval(start, end, name, f"{link} {direction}", nbytes)
+            )
+        return end
+
+    def _count(self, buffer: int, to_device: bool, nbytes: int, end: float) -> None:
+        """Count a transfer's bytes; a copy from the device reads `buffer` until `end`."""
+        self.result.transfers += 1
+        if to_device:
+            self.result.bytes_to_device += nbytes
+        else:
+            self.result.bytes_to_remote += nbytes
+            self.readers_end[buffer] = max(self.readers_end.get(buffer, 0.0), end)
+
+    def _host_leg(
+        self, link: str, to_device: bool, nbytes: int, start: float, name: str
+    ) -> float:
+        """
+        The leg of a staged transfer (an SSD read through host memory) on the
+        link it is staged through: its bytes queue on that link's stream in
+        the same direction from `start`, for `bytes / bandwidth` of it; returns
+        when the leg ends.
+        """
+        stream = (link, to_device)
+        begin = max(start, self.stream_free.get(stream, 0.0))
+        duplex = self.stream_free.get((link, not to_device), 0.0) > begin
+        host = self.hw.link(link)
+        end = begin + host.transfer_time(nbytes, to_device, duplex) - host.latency_s
+        self.stream_free[stream] = end
+        self.stream_bytes[stream] = self.stream_bytes.get(stream, 0) + nbytes
+        if self.record:
+            direction = "to device" if to_device else "from device"
+            self.result.intervals.append(
+                Interval(begin, end, f"{name} (staged)", f"{link} {direction}", nbytes)
+            )
+        return end
+
+    def _link_time(self) -> float:
+        """The longest any link direction is busy with the bytes it carried."""
+        link_time = 0.0
+        for (link, to_device), nbytes in self.stream_bytes.items():
+            bandwidth = self.hw.link(link)
+            rate = (
+                bandwidth.bandwidth_to_device
+                if to_device
+                else bandwidth.bandwidth_from_device
+            )
+            link_time = max(link_time, nbytes / rate)
+        return link_time
+
+
+class _Cache(_Links):
+    """
+    The runtime cache (with a `Runtime`): reads of buffers not resident
+    fetched on demand, evictions (LRU, or furthest next read) that store
+    live buffers without a copy first, and prefetches within the horizon.
+    """
+
+    def __init__(
+        self,
+        schedule: Schedule,
+        hardware: Hardware,
+        capacity: int | None,
+        runtime: Runtime | None,
+        record: bool,
+    ):
+        super().__init__(schedule, hardware, capacity, runtime, record)
+        self.has_copy: set[int] = set()  # device buffers with a copy in another tier
+        self.computes = (  # the index of each compute step
+            [i for i, s in enumerate(schedule.steps) if isinstance(s, Compute)]
+            if runtime
+            else []
+        )
+        self.reads: dict[int, list[int]] = self._read_steps() if runtime else {}
+        self.read_pos: dict[int, int] = {}  # buffer -> index of its next read in reads
+        self.arrival: dict[int, float] = {}  # prefetched buffer -> when its fetch ends
+        self.by_next: list[tuple[int, int]] = []  # (-next read, buffer), resident
+        self.wanted: list[tuple[int, int]] = []  # (next read, buffer), not resident
+
+    def _read_steps(self) -> dict[int, list[int]]:
+        """For each buffer, the indices of the compute steps reading it."""
+        reads: dict[int, list[int]] = {}
+        for index, step in enumerate(self.schedule.steps):
+            if isinstance(step, Compute):
+                for buffer in dict.fromkeys(step.reads):
+                    reads.setdefault(buffer, []).append(index)
+        return reads
+
+    def _next_read(self, buffer: int) -> int:
+        """The index of the next step reading `buffer` (this one's included)."""
+        steps = self.reads.get(buffer, ())
+        position = self.read_pos.get(buffer, 0)
+        return steps[position] if position < len(steps) else _NEVER
+
+    def _prefetching(self) -> bool:
+        return self.runtime is not None and self.runtime.eviction is Eviction.NEXT_USE
+
+    def _claimed(self, buffer: int) -> None:
+        if self._prefetching():
+            heapq.heappush(self.by_next, (-self._next_read(buffer), buffer))
 
     def _live(self, buffer: int) -> bool:
         """Read later, or the caller's (a result or an argument)."""
@@ -297,8 +458,10 @@ class _Run:
         """Evicting it needs a store first."""
         return self._live(buffer) and buffer not in self.has_copy
 
-    def _evict_for(self, size: int, keep: set[int]) -> None:
+    def _make_room(self, size: int, keep: set[int]) -> None:
         """Evict buffers the current step does not need until `size` fits."""
+        if self.runtime is None:
+            return
         if self._prefetching():
             self._evict_by_next_read(size, keep, self.step_index, stores=True)
             return
@@ -378,108 +541,119 @@ class _Run:
         home = self.buffers[buffer].home
         return home if home != Tier.HBM else self.hw.offload_tier
 
-    # transfers
+    def _advance_reads(self, step: Compute) -> None:
+        """Move each buffer this step read to its next read."""
+        for buffer in dict.fromkeys(step.reads):
+            steps = self.reads[buffer]
+            self.read_pos[buffer] = bisect_right(steps, self.step_index)
+            if self._prefetching() and buffer in self.resident:
+                heapq.heappush(self.by_next, (-self._next_read(buffer), buffer))
 
-    def _missing_tier(self, buffer: int, tier: str) -> SimulationError:
-        """
-        A copy of `buffer` in a tier the hardware has not, located at the op
-        that reads it: `input.mlir:7:3: 'arith.addf' reads %w, whose copy is
-        in 'remote', a tier hardware 'hw' does not have (it has: host, ssd)`.
-        """
-        reader = next(
-            (
-                step
-                for step in self.schedule.steps[max(self.step_index, 0) :]
-                if isinstance(step, Compute) and buffer in step.reads and step.loc
-            ),
-            None,
-        )
-        name = self.buffers[buffer].name
-        tiers = ", ".join(self.hw.links) or "none"
-        where = (
-            f"{reader.loc}: '{reader.name}' reads {name}, whose copy is"
-            if reader
-            else f"{name} has a copy"
-        )
-        return SimulationError(
-            f"{where} in '{tier}', a tier hardware '{self.hw.name}' does not have "
-            f"(it has: {tiers})"
-        )
 
-    def _start_transfer(
+class _Transfers(_Cache):
+    """
+    The transfer steps: a fetch started once its copy is there (its buffer
+    claimed), a store of a resident buffer, a wait for either, and the
+    (de)quantisation of a compressed one on the compute stream.
+    """
+
+    def __init__(
         self,
-        buffer: int,
-        link: str,
-        to_device: bool,
-        name: str,
-        not_before: float = 0.0,
-        nbytes: int | None = None,
-    ) -> float:
-        """
-        Queue a copy of `buffer` (`nbytes` on the link: by default the
-        buffer's size) on its stream; return when it completes.
-        """
-        nbytes = self.buffers[buffer].bytes if nbytes is None else nbytes
-        if link not in self.hw.links:
-            raise self._missing_tier(buffer, link)
-        stream = (link, to_device)
-        start = max(self.now, self.stream_free.get(stream, 0.0), not_before)
-        duplex = self.stream_free.get((link, not to_device), 0.0) > start
-        end = start + self.hw.link(link).transfer_time(nbytes, to_device, duplex)
-        self.stream_free[stream] = end
-        self.stream_bytes[stream] = self.stream_bytes.get(stream, 0) + nbytes
-        staged = self.hw.link(link).staged_through
-        if staged is not None:
-            end = max(end, self._host_leg(staged, to_device, nbytes, start, name))
-        self.result.transfers += 1
-        if to_device:
-            self.result.bytes_to_device += nbytes
-        else:
-            self.result.bytes_to_remote += nbytes
-            self.readers_end[buffer] = max(self.readers_end.get(buffer, 0.0), end)
-        if self.record:
-            direction = "to device" if to_device else "from device"
-            self.result.intervals.append(
-                Interval(start, end, name, f"{link} {direction}", nbytes)
-            )
+        schedule: Schedule,
+        hardware: Hardware,
+        capacity: int | None,
+        runtime: Runtime | None,
+        record: bool,
+    ):
+        super().__init__(schedule, hardware, capacity, runtime, record)
+        self.copy_ready: dict[int, float] = {}  # copy buffer -> when its data is there
+        self.transfer_end: dict[int, float] = {}
+        self.decode: dict[int, tuple[float, str]] = {}  # transfer -> its dequantisation
+        self.ready: dict[int, float] = {}  # buffer -> end of the collective writing it
+        self.released: set[int] = set()
+        """Buffers the program freed (detached): dead to it, even while a
+        copy still reads them and their memory is not yet returned."""
+
+    def _transfer(self, step: Transfer) -> None:
+        end = self._fetch(step) if step.to_device else self._store(step)
+        self.transfer_end[step.id] = end
+
+    def _fetch(self, step: Transfer) -> float:
+        """A copy to the device: its buffer claimed, started once its copy is there."""
+        self.released.discard(step.dest)
+        self._allocate(step.dest, set())
+        name = self.buffers[step.dest].name
+        ready = self.copy_ready.get(step.source, 0.0)
+        end = self._start_transfer(step.dest, step.link, True, name, ready, step.bytes)
+        if step.codec_s > 0:
+            self.decode[step.id] = (step.codec_s, f"dequantize {name}")
         return end
 
-    def _host_leg(
-        self, link: str, to_device: bool, nbytes: int, start: float, name: str
-    ) -> float:
-        """
-        The leg of a staged transfer (an SSD read through host memory) on the
-        link it is staged through: its bytes queue on that link's stream in
-        the same direction from `start`, for `bytes / bandwidth` of it; returns
-        when the leg ends.
-        """
-        stream = (link, to_device)
-        begin = max(start, self.stream_free.get(stream, 0.0))
-        duplex = self.stream_free.get((link, not to_device), 0.0) > begin
-        host = self.hw.link(link)
-        end = begin + host.transfer_time(nbytes, to_device, duplex) - host.latency_s
-        self.stream_free[stream] = end
-        self.stream_bytes[stream] = self.stream_bytes.get(stream, 0) + nbytes
-        if self.record:
-            direction = "to device" if to_device else "from device"
-            self.result.intervals.append(
-                Interval(begin, end, f"{name} (staged)", f"{link} {direction}", nbytes)
+    def _store(self, step: Transfer) -> float:
+        """A copy from the device: its source resident, quantised first if compressed."""
+        name = self.buffers[step.source].name
+        if step.source not in self.resident or step.source in self.released:
+            # a store has no place of its own: it follows the last compute
+            after = f" after '{self.step_name}'" if self.step_name else ""
+            where = f"{self.step_loc}: " if self.step_loc else ""
+            raise SimulationError(
+                f"{where}the store of {name}{after} reads it, which is not "
+                "resident in HBM"
             )
+        self._codec(step.codec_s, f"quantize {name}")
+        end = self._start_transfer(
+            step.source,
+            step.link,
+            False,
+            name,
+            self.ready.get(step.source, 0.0),
+            step.bytes,
+        )
+        self.copy_ready[step.dest] = end
         return end
 
-    # steps
+    def _codec(self, time_s: float, name: str) -> None:
+        """Run a transfer's (de)quantisation kernel on the compute stream."""
+        if time_s <= 0:
+            return
+        start = self.now
+        self.now += time_s
+        self.result.compute_s += time_s
+        if self.record:
+            self.result.intervals.append(Interval(start, self.now, name, "compute"))
+
+    def _wait(self, step: Wait) -> None:
+        end = self.transfer_end.get(step.transfer)
+        if end is None:
+            raise SimulationError(
+                f"step {self.step_index} waits for transfer {step.transfer}, "
+                "which no earlier step started"
+            )
+        self.now = max(self.now, end)
+        if step.transfer in self.decode:
+            self._codec(*self.decode.pop(step.transfer))
+
+
+class _Run(_Transfers):
+    """
+    The steps in order: compute on the compute stream (a collective on the
+    interconnect's), transfers and waits (`_Transfers`), frees; then the
+    makespan and the bounds.
+    """
+
+    def __init__(
+        self,
+        schedule: Schedule,
+        hardware: Hardware,
+        capacity: int | None,
+        runtime: Runtime | None,
+        record: bool,
+    ):
+        super().__init__(schedule, hardware, capacity, runtime, record)
+        self.interconnect_free = 0.0
 
     def run(self) -> SimResult:
-        for buffer in self.buffers:
-            if buffer.initial and buffer.tier == Tier.HBM:
-                if self.runtime is not None and buffer.home != Tier.HBM:
-                    self.has_copy.add(buffer.id)
-                    self._want(buffer.id)
-                    continue
-                self.step_name = f"entry ({buffer.name})"
-                self._allocate(buffer.id, set())
-            elif buffer.initial:
-                self.copy_ready[buffer.id] = 0.0
+        self._enter()
         compute_index = -1
         for index, step in enumerate(self.schedule.steps):
             self.step_index = index
@@ -492,6 +666,24 @@ class _Run:
                 self._wait(step)
             else:
                 self._free_step(step)
+        self._finish()
+        return self.result
+
+    def _enter(self) -> None:
+        """The buffers there at entry: in HBM, or a copy elsewhere ready at 0."""
+        for buffer in self.buffers:
+            if buffer.initial and buffer.tier == Tier.HBM:
+                if self.runtime is not None and buffer.home != Tier.HBM:
+                    self.has_copy.add(buffer.id)
+                    self._want(buffer.id)
+                    continue
+                self.step_name = f"entry ({buffer.name})"
+                self._allocate(buffer.id, set())
+            elif buffer.initial:
+                self.copy_ready[buffer.id] = 0.0
+
+    def _finish(self) -> None:
+        """Return what is still held, and take the makespan and the bounds."""
         self._release_until(float("inf"))
         for buffer in list(self.claimed):  # what stays to the end: results, arguments
             self._released(buffer)
@@ -502,8 +694,10 @@ class _Run:
             *self.readers_end.values(),
         ]
         self.result.makespan_s = max(ends)
-        self._bounds()
-        return self.result
+        self.result.bound_time_s = max(
+            self.result.compute_s, self._link_time(), self.result.interconnect_s
+        )
+        self.result.bound_peak_bytes = self.schedule.largest_working_set()
 
     def _compute(self, step: Compute, compute_index: int) -> None:
         self.step_name, self.step_loc = step.name, step.loc
@@ -512,26 +706,7 @@ class _Run:
             self.released.discard(buffer)
             self._allocate(buffer, keep)
         for buffer in step.reads:
-            name, loc = step.readers.get(buffer, (step.name, step.loc))
-            if buffer in self.released and self.runtime is None:
-                raise SimulationError(
-                    f"{loc}: '{name}' reads {self.buffers[buffer].name}, "
-                    "which is not resident in HBM (it was detached before)"
-                )
-            if buffer not in self.resident:
-                if self.runtime is None:
-                    raise SimulationError(
-                        f"{loc}: '{name}' reads {self.buffers[buffer].name}, "
-                        "which is not resident in HBM"
-                    )
-                self._allocate(buffer, keep)
-                tier = self._tier_of(buffer)
-                self.now = self._start_transfer(
-                    buffer, tier, to_device=True, name="fetch"
-                )
-            elif buffer in self.arrival:
-                self.now = max(self.now, self.arrival.pop(buffer))
-            self.resident.move_to_end(buffer)
+            self._read(step, buffer, keep)
         if self._prefetching():
             self._prefetch(compute_index)
         if step.stream == "interconnect":
@@ -550,6 +725,27 @@ class _Run:
             self._advance_reads(step)
         for buffer in step.frees:
             self._free(buffer)
+
+    def _read(self, step: Compute, buffer: int, keep: set[int]) -> None:
+        """A read of `buffer` by `step`: resident, else an error (or a fetch on demand)."""
+        name, loc = step.readers.get(buffer, (step.name, step.loc))
+        if buffer in self.released and self.runtime is None:
+            raise SimulationError(
+                f"{loc}: '{name}' reads {self.buffers[buffer].name}, "
+                "which is not resident in HBM (it was detached before)"
+            )
+        if buffer not in self.resident:
+            if self.runtime is None:
+                raise SimulationError(
+                    f"{loc}: '{name}' reads {self.buffers[buffer].name}, "
+                    "which is not resident in HBM"
+                )
+            self._allocate(buffer, keep)
+            tier = self._tier_of(buffer)
+            self.now = self._start_transfer(buffer, tier, to_device=True, name="fetch")
+        elif buffer in self.arrival:
+            self.now = max(self.now, self.arrival.pop(buffer))
+        self.resident.move_to_end(buffer)
 
     def _collective(self, step: Compute) -> None:
         """Run `step` on the interconnect stream, beside the compute stream."""
@@ -575,68 +771,6 @@ class _Run:
         for buffer in step.frees:
             self._free(buffer)
 
-    def _advance_reads(self, step: Compute) -> None:
-        """Move each buffer this step read to its next read."""
-        for buffer in dict.fromkeys(step.reads):
-            steps = self.reads[buffer]
-            self.read_pos[buffer] = bisect_right(steps, self.step_index)
-            if self._prefetching() and buffer in self.resident:
-                heapq.heappush(self.by_next, (-self._next_read(buffer), buffer))
-
-    def _transfer(self, step: Transfer) -> None:
-        if step.to_device:
-            self.released.discard(step.dest)
-            self._allocate(step.dest, set())
-            name = self.buffers[step.dest].name
-            ready = self.copy_ready.get(step.source, 0.0)
-            end = self._start_transfer(
-                step.dest, step.link, True, name, ready, step.bytes
-            )
-            if step.codec_s > 0:
-                self.decode[step.id] = (step.codec_s, f"dequantize {name}")
-        else:
-            name = self.buffers[step.source].name
-            if step.source not in self.resident or step.source in self.released:
-                # a store has no place of its own: it follows the last compute
-                after = f" after '{self.step_name}'" if self.step_name else ""
-                where = f"{self.step_loc}: " if self.step_loc else ""
-                raise SimulationError(
-                    f"{where}the store of {name}{after} reads it, which is not "
-                    "resident in HBM"
-                )
-            self._codec(step.codec_s, f"quantize {name}")
-            end = self._start_transfer(
-                step.source,
-                step.link,
-                False,
-                name,
-                self.ready.get(step.source, 0.0),
-                step.bytes,
-            )
-            self.copy_ready[step.dest] = end
-        self.transfer_end[step.id] = end
-
-    def _codec(self, time_s: float, name: str) -> None:
-        """Run a transfer's (de)quantisation kernel on the compute stream."""
-        if time_s <= 0:
-            return
-        start = self.now
-        self.now += time_s
-        self.result.compute_s += time_s
-        if self.record:
-            self.result.intervals.append(Interval(start, self.now, name, "compute"))
-
-    def _wait(self, step: Wait) -> None:
-        end = self.transfer_end.get(step.transfer)
-        if end is None:
-            raise SimulationError(
-                f"step {self.step_index} waits for transfer {step.transfer}, "
-                "which no earlier step started"
-            )
-        self.now = max(self.now, end)
-        if step.transfer in self.decode:
-            self._codec(*self.decode.pop(step.transfer))
-
     def _free_step(self, step: Free) -> None:
         if step.buffer not in self.resident:
             raise SimulationError(
@@ -644,21 +778,6 @@ class _Run:
             )
         self.released.add(step.buffer)
         self._free(step.buffer)
-
-    def _bounds(self) -> None:
-        link_time = 0.0
-        for (link, to_device), nbytes in self.stream_bytes.items():
-            bandwidth = self.hw.link(link)
-            rate = (
-                bandwidth.bandwidth_to_device
-                if to_device
-                else bandwidth.bandwidth_from_device
-            )
-            link_time = max(link_time, nbytes / rate)
-        self.result.bound_time_s = max(
-            self.result.compute_s, link_time, self.result.interconnect_s
-        )
-        self.result.bound_peak_bytes = self.schedule.largest_working_set()
 
 
 def simulate(
