@@ -168,6 +168,10 @@ class _State:
         self.step_index = -1
         self.step_name = "entry"
         self.step_loc = ""
+        self._setup()
+
+    def _setup(self) -> None:
+        """The state of each part of the run (each part adds its own)."""
 
 
 class _Memory(_State):
@@ -177,15 +181,8 @@ class _Memory(_State):
     records an out-of-memory), the peak, samples and allocations.
     """
 
-    def __init__(
-        self,
-        schedule: Schedule,
-        hardware: Hardware,
-        capacity: int | None,
-        runtime: Runtime | None,
-        record: bool,
-    ):
-        super().__init__(schedule, hardware, capacity, runtime, record)
+    def _setup(self) -> None:
+        super()._setup()
         self.hbm = 0
         self.resident: OrderedDict[int, None] = OrderedDict()  # in LRU order
         self.claimed: dict[int, int] = {}  # resident buffer -> event of its claim
@@ -283,15 +280,8 @@ class _Links(_Memory):
     bytes also on the link it is staged through.
     """
 
-    def __init__(
-        self,
-        schedule: Schedule,
-        hardware: Hardware,
-        capacity: int | None,
-        runtime: Runtime | None,
-        record: bool,
-    ):
-        super().__init__(schedule, hardware, capacity, runtime, record)
+    def _setup(self) -> None:
+        super()._setup()
         self.stream_free: dict[tuple[str, bool], float] = {}
         self.stream_bytes: dict[tuple[str, bool], int] = {}
 
@@ -407,22 +397,15 @@ class _Cache(_Links):
     live buffers without a copy first, and prefetches within the horizon.
     """
 
-    def __init__(
-        self,
-        schedule: Schedule,
-        hardware: Hardware,
-        capacity: int | None,
-        runtime: Runtime | None,
-        record: bool,
-    ):
-        super().__init__(schedule, hardware, capacity, runtime, record)
+    def _setup(self) -> None:
+        super()._setup()
         self.has_copy: set[int] = set()  # device buffers with a copy in another tier
         self.computes = (  # the index of each compute step
-            [i for i, s in enumerate(schedule.steps) if isinstance(s, Compute)]
-            if runtime
+            [i for i, s in enumerate(self.schedule.steps) if isinstance(s, Compute)]
+            if self.runtime
             else []
         )
-        self.reads: dict[int, list[int]] = self._read_steps() if runtime else {}
+        self.reads: dict[int, list[int]] = self._read_steps() if self.runtime else {}
         self.read_pos: dict[int, int] = {}  # buffer -> index of its next read in reads
         self.arrival: dict[int, float] = {}  # prefetched buffer -> when its fetch ends
         self.by_next: list[tuple[int, int]] = []  # (-next read, buffer), resident
@@ -557,15 +540,8 @@ class _Transfers(_Cache):
     (de)quantisation of a compressed one on the compute stream.
     """
 
-    def __init__(
-        self,
-        schedule: Schedule,
-        hardware: Hardware,
-        capacity: int | None,
-        runtime: Runtime | None,
-        record: bool,
-    ):
-        super().__init__(schedule, hardware, capacity, runtime, record)
+    def _setup(self) -> None:
+        super()._setup()
         self.copy_ready: dict[int, float] = {}  # copy buffer -> when its data is there
         self.transfer_end: dict[int, float] = {}
         self.decode: dict[int, tuple[float, str]] = {}  # transfer -> its dequantisation
@@ -641,15 +617,8 @@ class _Run(_Transfers):
     makespan and the bounds.
     """
 
-    def __init__(
-        self,
-        schedule: Schedule,
-        hardware: Hardware,
-        capacity: int | None,
-        runtime: Runtime | None,
-        record: bool,
-    ):
-        super().__init__(schedule, hardware, capacity, runtime, record)
+    def _setup(self) -> None:
+        super()._setup()
         self.interconnect_free = 0.0
 
     def run(self) -> SimResult:
