@@ -77,24 +77,10 @@ bufferization gives them. A store's wait also comes before the first op that
 writes where the stored tensor lives in the arena.
 
 A compressed transfer (`compress = "int8"`) moves its int8 values and f16
-scales, quantised and dequantised with linalg (`quantize_to_linalg`): a
-store quantises before its copies into two buffers in the tier; a prefetch
-of that copy copies both back and dequantises before the first consumer. A
+scales, quantised and dequantised with linalg (`quantize_to_linalg`); a
 compressed copy that crosses a function boundary keeps the ABI of remote
-copies (a memref of the tensor's type, holding the decoded values): a
-compressed store whose handle escapes also writes the decoded tensor there,
-and a compressed prefetch of an argument copies it in and rounds it through
-the quantiser on the device. `arena=true` does not lower compression.
-```mlir
-%h = hyperoffload.store %x {compress = "int8"} : tensor<2x64xf32> -> !hyperoffload.remote<tensor<2x64xf32>>
-```
-becomes (with `%q, %scales` the quantised `%x`)
-```mlir
-%h_q = memref.alloc() : memref<2x64xi8, 1 : i64>
-"memref.dma_start"(%q_src, ..., %h_q, ...)
-%h_scales = memref.alloc() : memref<2xf16, 1 : i64>
-"memref.dma_start"(%scales_src, ..., %h_scales, ...)
-```
+copies (`compressed_to_linalg` has the rules and an example). `arena=true`
+does not lower compression.
 """
 
 from dataclasses import dataclass

@@ -4,19 +4,17 @@ transfers, one per op: a prefetch copies its remote copy into a device buffer
 (its own, or a view of the function's arena), a store copies its tensor into
 a new buffer in its tier, a detach frees its prefetch's own buffer.
 
+A store (the prefetch: the pass's docstring):
 ```mlir
-%d = hyperoffload.prefetch %w : !hyperoffload.remote<tensor<4xf32>> -> tensor<4xf32>
-%z = arith.mulf %y, %d : tensor<4xf32>
-hyperoffload.detach %d : tensor<4xf32>
+%h = hyperoffload.store %x : tensor<4xf32> -> !hyperoffload.remote<tensor<4xf32>>
 ```
-becomes (`%w : memref<4xf32, 1>`)
+becomes
 ```mlir
-%d_buf = memref.alloc() : memref<4xf32>
-memref.dma_start %w[%c0], %d_buf[%c0], %c4, %tag[%c0] : ...
+%h_src = bufferization.to_buffer %x read_only : tensor<4xf32> to memref<4xf32>
+%h = memref.alloc() : memref<4xf32, 1 : i64>
+memref.dma_start %h_src[%c0], %h[%c0], %c4, %tag[%c0] : ...
+...
 memref.dma_wait %tag[%c0], %c4 : memref<1xi32>
-%d = bufferization.to_tensor %d_buf restrict : memref<4xf32> to tensor<4xf32>
-%z = arith.mulf %y, %d : tensor<4xf32>
-memref.dealloc %d_buf : memref<4xf32>
 ```
 """
 
