@@ -5,7 +5,9 @@ least slowdown over `none` among the runs that meet the target (peak within
 it, no out-of-memory).
 
 - ours: `hyperoffload-pipeline` planned for the target (the planning loop's
-  trial, priced as the IR it writes);
+  trial, priced as the IR it writes), as the row places the arguments and,
+  where it leaves them in their tier, with `place_arguments` too (the peers
+  run with the arguments resident and in their tier alike);
 - the runtimes (`reactive-lru`, `runtime-prefetch`): run in an HBM of the
   target, at every setting `PolicySearch.at_capacity` tries;
 - the compiled peers (`distance`, `activation-pass`, the recomputation
@@ -205,9 +207,29 @@ class TradeoffSweep:
         return self.search.slowdown(result)
 
     def ours(self, sweep: list[int]) -> list[CurvePoint]:
+        """
+        Ours planned for each target as the row plans it, and where the row
+        leaves the arguments in their tier, with `place_arguments` too: the
+        faster that meets each target (the peers run both ways, arguments
+        resident and in their tier, `PolicySearch`).
+        """
+        points = self._ours(sweep, self.place_arguments)
+        if self.place_arguments:
+            return points
+        placed = self._ours(sweep, True)
+        return [
+            min(
+                (p for p in pair if p.slowdown is not None),
+                key=lambda p: float("inf") if p.slowdown is None else p.slowdown,
+                default=pair[0],
+            )
+            for pair in zip(points, placed, strict=True)
+        ]
+
+    def _ours(self, sweep: list[int], place_arguments: bool) -> list[CurvePoint]:
         """Ours planned for each target (one planning loop, its graph extracted once)."""
         hardware = self.baseline.hardware
-        pipeline = PipelinePass(place_arguments=self.place_arguments)
+        pipeline = PipelinePass(place_arguments=place_arguments)
         module = self.workload.module.clone()
         loop = PlanningLoop.for_function(
             main_function(module), hardware, pipeline.loop_options(max(sweep))
@@ -231,7 +253,8 @@ class TradeoffSweep:
                     CurvePoint(
                         OURS,
                         target,
-                        f"target {format_bytes(target)}",
+                        f"target {format_bytes(target)}"
+                        + (", place-arguments" if place_arguments else ""),
                         result.peak_hbm_bytes,
                         self._slowdown(result),
                     )

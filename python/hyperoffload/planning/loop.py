@@ -138,6 +138,7 @@ class PlanningLoop:
             trial = _better(trial, self._in_addresses(self._heuristic, offload_only))
         trial = self._one_tier(trial, options)
         trial = self._unparked(trial, options)
+        trial = self._just_in_time(trial, options)
         if options.solver == "milp":  # started from the heuristic, never worse
             exact = partial(self._exact, start=trial.plan)
             trial = _better(self._in_addresses(exact, options), trial)
@@ -183,6 +184,30 @@ class PlanningLoop:
             trial = _better(trial, self._in_addresses(self._heuristic, unparked))
         in_tier = replace(options, place_arguments=False)
         return _better(trial, self._in_addresses(self._heuristic, in_tier))
+
+    def _just_in_time(self, trial: Trial, options: PlanOptions) -> Trial:
+        """
+        Where `trial` places arguments and misses its target or exposes
+        transfer time, the better of it and the plan taken just in time
+        (`PlanOptions.selection`: furthest next use first wherever the step
+        exceeds the target, as a runtime cache evicts), every copy in the
+        hardware's offload tier: the ranked prefix takes values by bytes x
+        gap, many of which are not out of HBM where the step peaks, and
+        under a tight target moves several times the bytes a runtime would.
+        Where both miss it, the better of those and the ranked plan that may
+        also retire arguments kept in HBM after their last use.
+        """
+        if not options.place_arguments or (
+            trial.fits(trial.target) and trial.result.exposed_transfer_s <= 0
+        ):
+            return trial
+        tiers = tuple(t for t in options.tiers if t == self.hardware.offload_tier)
+        timely = replace(options, selection="next-use", tiers=tiers or options.tiers)
+        trial = _better(trial, self._in_addresses(self._heuristic, timely))
+        if trial.fits(trial.target) or not options.park_arguments:
+            return trial
+        retiring = replace(options, retire_arguments=True)
+        return _better(trial, self._in_addresses(self._heuristic, retiring))
 
     def _in_addresses(
         self, plan: Callable[[PlanOptions], Trial], options: PlanOptions

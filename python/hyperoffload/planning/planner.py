@@ -45,6 +45,13 @@ forward and backward uses costs a store on the idle direction and one
 fetch, where the one left in its tier is fetched before its first use, at
 the start of the step, with nothing to hide behind.
 
+With `selection="next-use"` the candidates are taken just in time instead
+(`hyperoffload.planning.next_use`): furthest next use first wherever the
+step exceeds the target, as a runtime cache evicts; a tagged argument kept
+in HBM may then also be retired after its last use (stored once the call
+starts, never fetched back: it ends the call in its stored copy, as a
+parked argument does), as with `retire_arguments`.
+
 A plan that meets the target does without the candidates it does not need
 (`_pruned`): the most exposed first, each dropped where the peak still
 meets the target and the step is no slower.
@@ -93,6 +100,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.ir.diagnostics import Severity, format_diagnostic
+from hyperoffload.planning.next_use import select_by_next_use
 from hyperoffload.planning.recipes import Recipe, RecipeBuilder, recomputation_steps
 from hyperoffload.planning.tiers import choose_tiers
 from hyperoffload.planning.value_plan import ValuePlan
@@ -152,6 +160,19 @@ class PlanOptions:
     Where stored values (and the caller's data its own tier has no room for)
     may go, of the tiers the hardware offers (`hyperoffload.planning.tiers`).
     """
+    retire_arguments: bool = False
+    """
+    With `place_arguments` and `park_arguments`, a tagged argument kept in
+    HBM may also be retired after its last use (`_retired`); `next-use`
+    selection always may.
+    """
+    selection: Literal["ranked", "next-use"] = "ranked"
+    """
+    How optional candidates are taken: the ranked prefix, or just in time,
+    furthest next use first where the step exceeds the target
+    (`hyperoffload.planning.next_use`; tagged arguments kept in HBM, parked
+    or retired, as a runtime cache keeps them).
+    """
 
 
 @dataclass
@@ -194,6 +215,9 @@ def _kv_results(graph: ProgramGraph) -> list[bool]:
         kv.append(named == "kv" or (named is None and takes_kv))
     return kv
 
+
+JIT_ROUNDS = 3
+"""Selections tried for lower targets when the just-in-time plan misses (`_just_in_time`)."""
 
 PRUNE_TRIES = 24
 """Candidates a plan that meets its target tries to do without (`_pruned`)."""
@@ -487,11 +511,13 @@ class _Planner:
             info, gaps, stored=False, initially_out=True, compress=compress
         )
 
-    def candidates(self, taken: set[int]) -> list[ValuePlan]:
+    def candidates(self, taken: set[int], retire: bool = False) -> list[ValuePlan]:
         """
         Optional plans, best first: one per idle gap of an activation or an
         untagged argument (stored, then fetched back), and with
-        `place_arguments` one per tagged argument (its `_clusters` plan).
+        `place_arguments` one per tagged argument (its `_clusters` plan);
+        with `retire` too, one per tagged argument kept in HBM that may be
+        parked (`_retired`: stored at entry, released after its last use).
         Offloads that hide in their gap come first; then, with `recompute`
         (a value whose inputs are resident at the use after the gap),
         recomputations that take less than the transfer would expose, then
@@ -533,6 +559,10 @@ class _Planner:
             gaps = info.gaps()
             if id(info) in placeable:  # kept in HBM, parked between its uses
                 gaps = [g for g in gaps if g.after >= 0]
+            if retire and id(info) in placeable:
+                retired = self._retired(info, compress)
+                if retired is not None:
+                    hidden.append(retired)
             for gap in self.idle(gaps, busy):
                 benefit = info.bytes * gap.time_s
                 offload = ValuePlan(info, [gap], stored=True, compress=compress)
@@ -565,6 +595,28 @@ class _Planner:
         if not options.offload:
             return cheap + [plan for *_, plan in recomputes]
         return cheap + [plan for *_, plan in hidden + recomputes + exposed]
+
+    def _retired(self, info: ValueInfo, compress: str | None) -> _Ranked | None:
+        """
+        A tagged argument kept in HBM retired after its last use, as a runtime
+        cache evicts it: stored once the call starts (on the direction from
+        the device, idle then), released after its last use (once the store
+        is done), never fetched back; it ends the call in its stored copy, as
+        a parked argument does. Benefit: its bytes x the time it is out of
+        HBM, from the later of its last use and its store to the end of the
+        step. None where that time is nil.
+        """
+        link = self.hw.link(info.tier)
+        store = self.transfer_time(link, info, False, compress)
+        prefix = self.graph.prefix
+        last = info.last_use_before(len(self.graph.ops) - 1)
+        out = prefix[-1] - max(prefix[min(last + 1, len(prefix) - 1)], store)
+        if out <= 0:
+            return None
+        retired = ValuePlan(
+            info, [], stored=True, write_back=info.tier, compress=compress
+        )
+        return (info.bytes * out, info.bytes * out, retired)
 
     def default_tier(self) -> Tier:
         """The hardware's offload tier if `tiers` allows it, else the fastest allowed."""
@@ -760,10 +812,16 @@ class _Planner:
         peak = self.peak(chosen)
         if peak > self.options.target and self.options.optional:
             candidates = self.candidates(
-                {p.info.buffer for p in chosen if p.info.buffer is not None}
+                {p.info.buffer for p in chosen if p.info.buffer is not None},
+                retire=self.options.selection == "next-use"
+                or self.options.retire_arguments,
             )
-            count, peak = self._smallest_prefix(chosen, candidates, peak)
-            taken = candidates[:count]
+            if self.options.selection == "next-use":
+                taken, peak = self._just_in_time(chosen, candidates)
+                count = len(taken)
+            else:
+                count, peak = self._smallest_prefix(chosen, candidates, peak)
+                taken = candidates[:count]
             if peak <= self.options.target:
                 taken, peak = self._pruned(chosen, taken, peak)
             chosen = self.tiered(chosen + self.merge(chosen, taken))
@@ -776,6 +834,43 @@ class _Planner:
             remote = {p.info.value for p in chosen if p.initially_out}
             plan.placed = [i for i in self.tagged_arguments() if i.value not in remote]
         return plan
+
+    def _just_in_time(
+        self, chosen: list[ValuePlan], candidates: list[ValuePlan]
+    ) -> tuple[list[ValuePlan], int]:
+        """
+        The candidates `select_by_next_use` takes (offloads and retired
+        arguments; no argument left in its tier, no recomputation), for the
+        target, then for a target lower by what the simulated peak exceeds
+        it (up to `JIT_ROUNDS` times): stores that end late hold their bytes
+        longer than the timeline says. The plan with the lowest peak if none
+        meets the target.
+        """
+        pool = [c for c in candidates if not c.recompute]
+        target = self.options.target
+        best: tuple[list[ValuePlan], int] | None = None
+        goal = target
+        for _ in range(JIT_ROUNDS):
+            taken = select_by_next_use(
+                pool, self.graph.timeline, self.graph.prefix, goal, self.timing
+            )
+            peak = self.peak(self.tiered(chosen + self.merge(chosen, taken)))
+            if best is None or peak < best[1]:
+                best = (taken, peak)
+            if peak <= target:
+                break
+            goal -= peak - target
+        assert best is not None
+        return best
+
+    def timing(self, plan: ValuePlan) -> tuple[float, float]:
+        """`plan`'s store and fetch seconds on the link of its copy's tier (by default)."""
+        tier = plan.write_back or (
+            plan.info.tier if plan.initially_out else self.default_tier()
+        )
+        link = self.hw.link(tier)
+        store = self.transfer_time(link, plan.info, False, plan.compress)
+        return store, self.transfer_time(link, plan.info, True, plan.compress)
 
     def _joined(
         self, chosen: list[ValuePlan], peak: int
@@ -929,7 +1024,14 @@ def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
             del merged[key]  # a recomputation replaces the offload: one way per value
         if key in merged and merged[key].initially_out and not plan.initially_out:
             continue  # an argument left in its tier is not parked as well
-        if plan.initially_out:  # an argument left in its tier: one plan, kept whole
+        retiring = plan.write_back is not None and plan.info.producer < 0
+        if retiring and key in merged:
+            continue  # parked, it is retired after its last use anyway
+        if key in merged and merged[key].write_back is not None and plan.gaps:
+            del merged[key]  # parked instead of retired: the gaps decide
+        if retiring:
+            merged[key] = replace(plan, gaps=[])
+        elif plan.initially_out:  # an argument left in its tier: one plan, kept whole
             merged[key] = ValuePlan(
                 plan.info,
                 list(plan.gaps),
@@ -939,8 +1041,14 @@ def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
                 compress=plan.compress,
             )
         elif key in merged:
-            merged[key].gaps += plan.gaps
-            merged[key].recipes += plan.recipes
+            into = merged[key]
+            into.fetch_ops = (
+                None
+                if into.fetch_ops is None or plan.fetch_ops is None
+                else into.fetch_ops + plan.fetch_ops
+            )
+            into.gaps += plan.gaps
+            into.recipes += plan.recipes
         else:
             merged[key] = ValuePlan(
                 plan.info,
@@ -949,6 +1057,7 @@ def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
                 recompute=plan.recompute,
                 recipes=list(plan.recipes),
                 compress=None if plan.recompute else plan.compress,
+                fetch_ops=None if plan.fetch_ops is None else list(plan.fetch_ops),
             )
     for plan in merged.values():
         if plan.recipes:
@@ -956,6 +1065,11 @@ def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
                 zip(plan.gaps, plan.recipes, strict=True), key=lambda e: e[0].after
             )
             plan.gaps, plan.recipes = [g for g, _ in pairs], [r for _, r in pairs]
+        elif plan.fetch_ops is not None and not plan.initially_out:
+            moved = sorted(
+                zip(plan.gaps, plan.fetch_ops, strict=True), key=lambda e: e[0].after
+            )
+            plan.gaps, plan.fetch_ops = [g for g, _ in moved], [f for _, f in moved]
         else:
             plan.gaps.sort(key=lambda g: g.after)
     return list(merged.values())
