@@ -9,7 +9,6 @@ hyperoffload-sim examples/tiny_llama_train.mlir --hardware ascend-910c \\
 """
 
 import argparse
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import (
+    LEADING_LOC,
     Severity,
     emit,
     format_diagnostic,
@@ -437,9 +437,6 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> str:
     return _json(reports) if options.json else format_expert_table(reports)
 
 
-_LOC = re.compile(r"^(?P<loc>\S+:\d+:\d+): (?P<message>.*)$", re.DOTALL)
-
-
 def _located(err: SimulationError, options: argparse.Namespace) -> ValueError:
     """
     `err` located in the input: at its op's `file:line:col` in a program
@@ -447,7 +444,7 @@ def _located(err: SimulationError, options: argparse.Namespace) -> ValueError:
     schedule file, whatever file the schedule's `loc` fields name
     (`schedule.json: error: steps[12]: 'arith.addf' reads %h, ...`).
     """
-    match = _LOC.match(str(err))
+    match = LEADING_LOC.match(str(err))
     message = match["message"] if match else str(err)
     if options.input.suffix == ".json":
         step = "at entry" if err.step is None or err.step < 0 else f"steps[{err.step}]"

@@ -207,7 +207,7 @@ class _Extractor:
                 op.result, tensor_bytes(op.result, op), Tier.HBM, "prefetched"
             )
             self._transfer(
-                source, dest, self.buffers[source].tier, True, self._compressed(op)
+                op, source, dest, self.buffers[source].tier, True, self._compressed(op)
             )
             self.pending[dest] = self.transfers - 1
             return
@@ -219,7 +219,7 @@ class _Extractor:
                 op.handle, tensor_bytes(op.handle, op), op.handle.type.tier, "copy"
             )
             self._transfer(
-                source, dest, op.handle.type.tier, False, self._compressed(op)
+                op, source, dest, op.handle.type.tier, False, self._compressed(op)
             )
             return
         if isinstance(op, DetachOp):
@@ -276,6 +276,7 @@ class _Extractor:
 
     def _transfer(
         self,
+        op: Operation,
         source: int,
         dest: int,
         link: Tier,
@@ -284,6 +285,7 @@ class _Extractor:
     ) -> None:
         nbytes = self.buffers[source].bytes
         transfer = Transfer(self.transfers, source, dest, nbytes, link, to_device)
+        transfer.loc = location_of(op)
         if compressed is not None:
             transfer.bytes = compressed.bytes
             transfer.compress = compressed.scheme.value

@@ -23,6 +23,7 @@ for d in diagnostics:
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
@@ -68,16 +69,26 @@ def format_diagnostic(where: str, severity: Severity | str, message: str) -> str
     return f"{where}: {severity}: {message}"
 
 
+LEADING_LOC = re.compile(r"^(?P<loc>[^\s:]+:\d+:\d+): (?P<message>.*)$", re.DOTALL)
+"""A message that starts with its place: `input.mlir:7:3: 'arith.addf' reads ...`."""
+
+
 def located_message(err: BaseException) -> str:
     """
-    The text of `err`, located at its `where` (`file:line:col`, set by an
-    error that knows the op it is about) when the text does not say:
+    The text of `err` as a diagnostic, located at its `where` (`file:line:col`,
+    set by an error that knows the op it is about) or at the place its text
+    starts with, when it is not one already:
     `input.mlir:7:3: error: 'scf.if' is not supported here: ...`.
     """
+    text = str(err)
     where = getattr(err, "where", None)
-    if isinstance(where, str) and where != "<unknown>" and ": error: " not in str(err):
-        return format_diagnostic(where, Severity.ERROR, str(err))
-    return str(err)
+    if ": error: " in text:
+        return text
+    if isinstance(where, str) and where != "<unknown>":
+        return format_diagnostic(where, Severity.ERROR, text)
+    if match := LEADING_LOC.match(text):
+        return format_diagnostic(match["loc"], Severity.ERROR, match["message"])
+    return text
 
 
 def _to_stderr(diagnostic: Diagnostic) -> None:

@@ -50,6 +50,10 @@ bytes or FLOPs (more than any program has) would overflow to infinity.
 """
 
 
+LARGEST_CAPACITY = 2**62
+"""An HBM capacity at or above it is an error (a plan writes sizes as i64)."""
+
+
 class HardwareError(ValueError):
     """An unknown preset or a malformed hardware file (located at `where`, its file)."""
 
@@ -142,7 +146,13 @@ class Hardware:
         """A copy with this HBM capacity: a size, or a whole number of bytes."""
         if capacity is None:
             return self
-        return replace(self, hbm_capacity=parse_size(capacity, bare_bytes=True))
+        size = parse_size(capacity, bare_bytes=True)
+        if size >= LARGEST_CAPACITY:
+            raise ValueError(
+                f"{capacity}: more than 2**62 bytes, beyond any device (and any "
+                "size the IR's 64-bit integers hold)"
+            )
+        return replace(self, hbm_capacity=size)
 
     def peak(self, dtype: str) -> float:
         """

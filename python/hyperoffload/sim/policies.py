@@ -74,7 +74,13 @@ from hyperoffload.sim.schedule import (
     Compute,
     Schedule,
 )
-from hyperoffload.sim.simulator import Eviction, Runtime, SimResult, simulate
+from hyperoffload.sim.simulator import (
+    Eviction,
+    Runtime,
+    SimResult,
+    check_tiers,
+    simulate,
+)
 from hyperoffload.support.tiers import Tier
 
 POLICIES = (
@@ -150,6 +156,7 @@ def run_policy(
     if policy == "runtime-prefetch":
         runtime = Runtime(Eviction.NEXT_USE, options.horizon)
         return simulate(stripped, hardware, capacity, runtime, record)
+    check_tiers(stripped, hardware)
     if policy == "distance":
         offload = distance_moves(stripped, options)
     elif policy == "activation-pass":

@@ -105,6 +105,9 @@ class Transfer:
     Compute-stream time of its codec: quantising before a copy from the
     device, dequantising once a copy to the device is waited for.
     """
+    loc: str = field(default="", compare=False, repr=False)
+    """`file:line:col` of the op it comes from, for diagnostics; not written
+    to JSON."""
 
 
 @dataclass
@@ -273,6 +276,8 @@ def _step_json(step: Step) -> dict[str, Any]:
     """A step's JSON object; an uncompressed transfer leaves out `compress` and `codec_s`."""
     fields_ = asdict(step)
     fields_.pop("readers", None)
+    if isinstance(step, Transfer):
+        del fields_["loc"]
     if isinstance(step, Transfer) and step.compress is None:
         del fields_["compress"], fields_["codec_s"]
     if isinstance(step, Compute) and step.stream == "compute":

@@ -286,29 +286,8 @@ class _Links(_Memory):
         self.stream_bytes: dict[tuple[str, bool], int] = {}
 
     def _missing_tier(self, buffer: int, tier: str) -> SimulationError:
-        """
-        A copy of `buffer` in a tier the hardware has not, located at the op
-        that reads it: `input.mlir:7:3: 'arith.addf' reads %w, whose copy is
-        in 'remote', a tier hardware 'hw' does not have (it has: host, ssd)`.
-        """
-        reader = next(
-            (
-                step
-                for step in self.schedule.steps[max(self.step_index, 0) :]
-                if isinstance(step, Compute) and buffer in step.reads and step.loc
-            ),
-            None,
-        )
-        name = self.buffers[buffer].name
-        tiers = ", ".join(self.hw.links) or "none"
-        where = (
-            f"{reader.loc}: '{reader.name}' reads {name}, whose copy is"
-            if reader
-            else f"{name} has a copy"
-        )
-        return SimulationError(
-            f"{where} in '{tier}', a tier hardware '{self.hw.name}' does not have "
-            f"(it has: {tiers})"
+        return missing_tier(
+            self.schedule, self.hw, buffer, tier, max(self.step_index, 0)
         )
 
     def _start_transfer(
@@ -569,9 +548,12 @@ class _Transfers(_Cache):
         """A copy from the device: its source resident, quantised first if compressed."""
         name = self.buffers[step.source].name
         if step.source not in self.resident or step.source in self.released:
-            # a store has no place of its own: it follows the last compute
+            # a store read from a file has no place of its own: it follows
+            # the last compute
             after = f" after '{self.step_name}'" if self.step_name else ""
             where = f"{self.step_loc}: " if self.step_loc else ""
+            if step.loc and step.loc != "<unknown>":
+                after, where = "", f"{step.loc}: "
             raise SimulationError(
                 f"{where}the store of {name}{after} reads it, which is not "
                 "resident in HBM"
@@ -747,6 +729,51 @@ class _Run(_Transfers):
             )
         self.released.add(step.buffer)
         self._free(step.buffer)
+
+
+def missing_tier(
+    schedule: Schedule, hardware: Hardware, buffer: int, tier: str, start: int = 0
+) -> SimulationError:
+    """
+    A copy of `buffer` in a tier the hardware has not, located at the op
+    that reads it (from step `start` on): `input.mlir:7:3: 'arith.addf' reads
+    %w, whose copy is in 'remote', a tier hardware 'hw' does not have (it
+    has: host, ssd)`.
+    """
+    reader = next(
+        (
+            step
+            for step in schedule.steps[start:]
+            if isinstance(step, Compute) and buffer in step.reads and step.loc
+        ),
+        None,
+    )
+    name = schedule.buffers[buffer].name
+    tiers = ", ".join(hardware.links) or "none"
+    where = (
+        f"{reader.loc}: '{reader.name}' reads {name}, whose copy is"
+        if reader
+        else f"{name} has a copy"
+    )
+    return SimulationError(
+        f"{where} in '{tier}', a tier hardware '{hardware.name}' does not have "
+        f"(it has: {tiers})"
+    )
+
+
+def check_tiers(schedule: Schedule, hardware: Hardware) -> None:
+    """
+    A `missing_tier` error for the first buffer a compute step reads whose
+    home is a tier `hardware` has not (a policy that plans its moves up front
+    asks each home's link first).
+    """
+    read = {
+        b for step in schedule.steps if isinstance(step, Compute) for b in step.reads
+    }
+    for buffer in schedule.buffers:
+        home = buffer.home
+        if buffer.id in read and home != Tier.HBM and home not in hardware.links:
+            raise missing_tier(schedule, hardware, buffer.id, home)
 
 
 def simulate(

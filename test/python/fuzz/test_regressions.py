@@ -699,3 +699,67 @@ def test_a_line_moved_into_a_body_is_located(
     result = run_case(case)
     assert result.outcome == "diagnosed", result.stderr
     assert "Forward declared" not in result.stderr
+
+
+HOST_ARGUMENT = """
+func.func @f(%x: tensor<64xf32> {hyperoffload.tier = #hyperoffload.tier<host>}) -> tensor<64xf32> {
+  %a = arith.addf %x, %x : tensor<64xf32>
+  %b = arith.mulf %a, %x : tensor<64xf32>
+  func.return %b : tensor<64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("policy", ["activation-pass", "distance", "reactive-lru"])
+def test_a_home_tier_the_hardware_lacks_is_located_under_every_policy(
+    policy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 467 of the second run: activation-pass asked each argument's home
+    link up front ('hardware 'hw' has no 'host' tier', no place); fused.toml
+    has a remote tier only."""
+    path = _program(tmp_path, HOST_ARGUMENT)
+    hardware = str(ROOT / "test" / "inputs" / "fused.toml")
+    status, _, err = _run(
+        capsys, sim_main, path, "--policy", policy, "--hardware", hardware
+    )
+    _assert_diagnosed(status, err, "in 'host'", "(it has: remote)")
+    first = next(line for line in err.splitlines() if "error:" in line)
+    assert first.startswith(f"{path}:3:3: error: 'arith.addf' reads %x"), err
+
+
+STORE_OF_A_HOST_ARGUMENT = """
+func.func @f(%x: tensor<4x8xf32> {hyperoffload.tier = #hyperoffload.tier<host>}) -> tensor<4x8xf32> {
+  %h = hyperoffload.store %x : tensor<4x8xf32> -> !hyperoffload.remote<tensor<4x8xf32>, host>
+  hyperoffload.detach %x : tensor<4x8xf32>
+  %xd = hyperoffload.prefetch %h : !hyperoffload.remote<tensor<4x8xf32>, host> -> tensor<4x8xf32>
+  func.return %xd : tensor<4x8xf32>
+}
+"""
+
+
+def test_a_store_of_what_is_not_resident_is_located_at_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 952 of the second run: 'the store of %x after 'entry' reads it',
+    no place (a store before any compute followed no op)."""
+    path = _program(tmp_path, STORE_OF_A_HOST_ARGUMENT)
+    status, _, err = _run(
+        capsys, opt_main, path, "-p", "hyperoffload-pipeline{hbm-capacity=1KB}"
+    )
+    _assert_diagnosed(status, err)
+    assert err.startswith(f"{path}:3:3: error: the store of %x reads it"), err
+
+
+def test_a_capacity_past_64_bits_is_a_diagnostic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 1027 of the second run: a plan for hbm-capacity=10**30 - 1 wrote
+    an i64 attribute xDSL's verifier refused ('Integer value ... is out of
+    range for type i64')."""
+    capacity = "9" * 30
+    status, _, err = _run(
+        capsys, opt_main, _program(tmp_path, HOST_ARGUMENT),
+        "-p", f"hyperoffload-pipeline{{hbm-capacity={capacity}}}",
+    )  # fmt: skip
+    _assert_diagnosed(status, err, capacity, "more than 2**62 bytes")
+    assert "Integer value" not in err
