@@ -207,6 +207,14 @@ def _read(
                 func_op, f"experts without tagged weights: {', '.join(missing)}"
             )
         )
+    if not 1 <= top_k.value.data <= experts:
+        raise ExpertError(
+            diagnostic_at(
+                func_op,
+                f"'{MOE_ATTR}' top_k {top_k.value.data} must be in [1, {experts}] "
+                f"(the experts of @{func_op.sym_name.data})",
+            )
+        )
     path = main_function(taken_path(module), function)  # every expert runs
     schedule = extract_schedule(path, CostModel(hardware))
     launch = hardware.op_overhead_s

@@ -763,3 +763,16 @@ def test_a_capacity_past_64_bits_is_a_diagnostic(
     )  # fmt: skip
     _assert_diagnosed(status, err, capacity, "more than 2**62 bytes")
     assert "Integer value" not in err
+
+
+def test_a_top_k_above_the_experts_is_located_at_the_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 2966 of the second run: 'MoE layer 0: top_k ... must be in [1, 2]',
+    no place (the function's hyperoffload.moe attribute says it)."""
+    text = (ROOT / "test" / "inputs" / "two_expert_decode.mlir").read_text()
+    assert "top_k = 1 : i64" in text
+    path = _program(tmp_path, text.replace("top_k = 1 : i64", "top_k = 3 : i64"))
+    status, _, err = _run(capsys, opt_main, path, "-p", "hyperoffload-pipeline")
+    _assert_diagnosed(status, err, "top_k 3 must be in [1, 2]")
+    assert err.startswith(f"{path}:"), err
