@@ -106,6 +106,7 @@ from hyperoffload.dialects.hyperoffload import PrefetchOp, RemoteType, StoreOp
 from hyperoffload.dialects.residency import verify_residency
 from hyperoffload.ir.arena import FunctionArena
 from hyperoffload.ir.diagnostics import error_at
+from hyperoffload.ir.strip import reject_gathers
 from hyperoffload.passes.collectives_to_linalg import lower_collectives
 from hyperoffload.passes.compressed_to_linalg import (
     LowerCompressedPrefetch,
@@ -144,6 +145,7 @@ class ConvertHyperoffloadToLinalgPass(ModulePass):
         # residency is read as the verifier reads it: a plan it rejects is
         # rejected here at the same op, with the same words
         verify_residency(op, error_at)
+        reject_gathers(op, self.name)
         for call in [o for o in op.walk() if isinstance(o, CallOp)]:
             reject_recursion(call)  # as the planner does: it would never end
         lower_collectives(op)

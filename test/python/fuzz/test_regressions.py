@@ -640,12 +640,14 @@ def test_a_tier_the_hardware_lacks_is_located_at_the_read(
     assert first.startswith(f"{MLP}:12:3: error: 'linalg.matmul' reads %w1d"), err
 
 
+@pytest.mark.parametrize(
+    "name", ["hyperoffload-strip", "convert-hyperoffload-to-linalg"]
+)
 def test_a_gather_the_pass_cannot_rewrite_is_located(
-    capsys: pytest.CaptureFixture[str],
+    name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Case 2229: "operand 'pool' at position 0 does not verify", the
+    """Cases 2229, 4506: "operand 'pool' at position 0 does not verify", the
     verifier's words on what the pass left (a gather of a retyped pool)."""
-    name = "hyperoffload-strip"
     path = ROOT / "test" / "dialects" / "hyperoffload" / "topk-decode.mlir"
     status, _, err = _run(capsys, opt_main, str(path), "-p", name, "--split-input-file")
     _assert_diagnosed(status, err, f"is not supported by {name}")
