@@ -286,9 +286,10 @@ class _Links(_Memory):
         self.stream_bytes: dict[tuple[str, bool], int] = {}
 
     def _missing_tier(self, buffer: int, tier: str) -> SimulationError:
-        return missing_tier(
-            self.schedule, self.hw, buffer, tier, max(self.step_index, 0)
-        )
+        index = max(self.step_index, 0)
+        step = self.schedule.steps[index] if self.schedule.steps else None
+        at = step.loc if isinstance(step, Transfer) else ""
+        return missing_tier(self.schedule, self.hw, buffer, tier, index, at)
 
     def _start_transfer(
         self,
@@ -732,13 +733,19 @@ class _Run(_Transfers):
 
 
 def missing_tier(
-    schedule: Schedule, hardware: Hardware, buffer: int, tier: str, start: int = 0
+    schedule: Schedule,
+    hardware: Hardware,
+    buffer: int,
+    tier: str,
+    start: int = 0,
+    at: str = "",
 ) -> SimulationError:
     """
     A copy of `buffer` in a tier the hardware has not, located at the op
     that reads it (from step `start` on): `input.mlir:7:3: 'arith.addf' reads
     %w, whose copy is in 'remote', a tier hardware 'hw' does not have (it
-    has: host, ssd)`.
+    has: host, ssd)`; where no op reads it again, at the transfer's own
+    location `at` (`input.mlir:9:3: %w has a copy in 'remote', ...`).
     """
     reader = next(
         (
@@ -750,11 +757,12 @@ def missing_tier(
     )
     name = schedule.buffers[buffer].name
     tiers = ", ".join(hardware.links) or "none"
-    where = (
-        f"{reader.loc}: '{reader.name}' reads {name}, whose copy is"
-        if reader
-        else f"{name} has a copy"
-    )
+    if reader:
+        where = f"{reader.loc}: '{reader.name}' reads {name}, whose copy is"
+    elif at and at != "<unknown>":
+        where = f"{at}: {name} has a copy"
+    else:
+        where = f"{name} has a copy"
     return SimulationError(
         f"{where} in '{tier}', a tier hardware '{hardware.name}' does not have "
         f"(it has: {tiers})"

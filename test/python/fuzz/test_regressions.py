@@ -778,3 +778,30 @@ def test_a_top_k_above_the_experts_is_located_at_the_function(
     status, _, err = _run(capsys, opt_main, path, "-p", "hyperoffload-pipeline")
     _assert_diagnosed(status, err, "top_k 3 must be in [1, 2]")
     assert err.startswith(f"{path}:"), err
+
+
+STORE_WITH_NO_LATER_READER = """
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %a = arith.addf %x, %x : tensor<64xf32>
+  %h = hyperoffload.store %a : tensor<64xf32> -> !hyperoffload.remote<tensor<64xf32>, host>
+  hyperoffload.detach %a : tensor<64xf32>
+  %b = arith.mulf %x, %x : tensor<64xf32>
+  func.return %b : tensor<64xf32>
+}
+"""
+
+
+def test_a_store_to_a_tier_the_hardware_lacks_is_located_at_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 9144 of the seed-1 run: a store into a tier the hardware lacks,
+    with no op reading the value again, was named by its value only ('%a has
+    a copy in 'remote' ...', no place); fused.toml has a remote tier only."""
+    path = _program(tmp_path, STORE_WITH_NO_LATER_READER)
+    hardware = str(ROOT / "test" / "inputs" / "fused.toml")
+    status, _, err = _run(
+        capsys, sim_main, path, "--policy", "plan", "--hardware", hardware
+    )
+    _assert_diagnosed(status, err, "(it has: remote)")
+    first = next(line for line in err.splitlines() if "error:" in line)
+    assert first.startswith(f"{path}:4:3: error: %a has a copy in 'host'"), err
