@@ -8,7 +8,8 @@ is planned as its suite row plans it (`place_arguments` where the row sets
 it; where the row leaves the arguments in their tier, ours is planned with
 `place_arguments` too, as the peers run with the arguments resident and in
 their tier alike); ascend-910c. Needs the `torch` extra for the exports,
-made once and cached under build/bench (`EXPORTS`).
+made afresh in a temporary folder on every run (an export cached from older
+code would test that code).
 
 Targets below the return floor (the results the program must hold in HBM
 when it returns) are left out: a runtime meets them only by ending results
@@ -26,11 +27,6 @@ from hyperoffload.benchmark.tradeoff import TradeoffSweep, targets
 from hyperoffload.benchmark.workloads import Export, load_workload
 from hyperoffload.sim.hardware import load_hardware
 
-EXPORTS = Path(__file__).resolve().parents[3] / "build" / "bench"
-"""
-The exports, cached where `bench/tradeoff_curves.py` caches them (one per
-program and settings, exported once: `load_workload` reuses a file there).
-"""
 TOLERANCE = 0.005
 """Ours may be this much slower than a peer at a target (half a point)."""
 TARGETS = 6
@@ -73,12 +69,18 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this module's programs are exported."""
+    return tmp_path_factory.mktemp("exports")
+
+
 @pytest.mark.parametrize(("export", "place_arguments"), CASES.values(), ids=list(CASES))
 def test_ours_is_on_or_below_every_peer_curve(
-    export: Export, place_arguments: bool
+    export: Export, place_arguments: bool, exports: Path
 ) -> None:
     hardware = load_hardware("ascend-910c")
-    workload = load_workload(export.on(hardware), EXPORTS, lambda _: None)
+    workload = load_workload(export.on(hardware), exports, lambda _: None)
     baseline = workload.baseline(hardware)
     sweep = TradeoffSweep(workload, baseline, place_arguments, lambda _: None)
     curves = sweep.run(targets(baseline.none, TARGETS))
