@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import os
@@ -141,7 +142,13 @@ def _opt_output(args: list[str]) -> str | None:
     return out.getvalue() if status == 0 else None
 
 
+@functools.cache
 def load_seeds(seed: int) -> Seeds:
+    """
+    The seed inputs of this checkout and the generated ones of `seed`, with
+    the schedules the tools write for them: built once per process (a few
+    seconds of planning), since a run and its tests read them unchanged.
+    """
     ir: list[tuple[str, str]] = []
     for pattern in IR_SEED_GLOBS:
         for path in sorted(ROOT.glob(pattern)):
