@@ -6,6 +6,7 @@ devices are replicas that saw this device's data.
 ```mlir
 %gs = hyperoffload.reduce_scatter %g {group = 4 : i64, rank = 1 : i64} : tensor<16x8xf32> -> tensor<4x8xf32>  // g[4:8]
 %w = hyperoffload.all_gather %ws {group = 4 : i64, rank = 1 : i64} : tensor<4x8xf32> -> tensor<16x8xf32>      // ws at rows 4:8, zeros elsewhere
+%r = hyperoffload.all_to_all %x {group = 4 : i64, rank = 1 : i64} : tensor<16x8xf32> -> tensor<16x8xf32>      // x[4:8] in every 4 rows
 ```
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from xdsl.ir import Operation
 
-from hyperoffload.dialects.collectives import AllGatherOp, ReduceScatterOp
+from hyperoffload.dialects.collectives import AllGatherOp, AllToAllOp, ReduceScatterOp
 from hyperoffload.evaluators.op_registry import OpRegistry
 from hyperoffload.evaluators.semantics.backend import Array, ArrayBackend, Scope
 from hyperoffload.evaluators.semantics.types import shape_of
@@ -35,3 +36,10 @@ def register(registry: OpRegistry[Any, Any], xp: ArrayBackend) -> None:
         whole = xp.new_zeros(args[0], shape_of(op.result.type))
         whole[rows.start : rows.stop] = args[0]
         return [whole]
+
+    @registry.impl(AllToAllOp.name)
+    def _all_to_all(scope: Scope, op: Operation, args: list[Array]) -> list[Array]:
+        assert isinstance(op, AllToAllOp)
+        rows = op.shard_rows()
+        chunk = args[0][rows.start : rows.stop]
+        return [xp.concat([chunk] * op.group_size, 0)]
