@@ -31,6 +31,7 @@ from typing import Any
 from calibration import Export, export_work, parameter_count
 from routed_moe import results_row
 
+from hyperoffload.benchmark.markdown import lp_bound_words
 from hyperoffload.frontend.configs import get_config
 from hyperoffload.sim.hardware import Link, load_hardware
 from hyperoffload.support.markers import MarkerError, between, replace_between
@@ -110,6 +111,24 @@ def _peer_cell(rows: dict[str, Json], limit: float) -> str:
     return f"{names} {reduction(best[0])} at {slowdowns}"
 
 
+def lp_bound(preset: Json, limit: float) -> str:
+    """
+    A peak row's LP bound that counts the link (`lp_bound_bytes`, computed by
+    the benchmark at the scenario's limit), and the share of the saving it
+    allows that ours achieves (ours within the limit only).
+    """
+    rows = _rows(preset)
+    ours = rows[OURS]
+    return lp_bound_words(
+        preset.get("lp_bound_bytes"),
+        preset.get("lp_bound"),
+        rows["none"]["peak_hbm_bytes"],
+        limit,
+        ours["peak_hbm_bytes"] if ours["within"] else None,
+        minus=MINUS,
+    )
+
+
 def _link_bytes(hardware: str, step_s: float, limit: float) -> float:
     """What the pool's link moves each way in a step stretched to the limit."""
     link = load_hardware(hardware).links[Tier.REMOTE]
@@ -119,7 +138,8 @@ def _link_bytes(hardware: str, step_s: float, limit: float) -> float:
 def training_row(scenario: Json) -> str:
     """The LLaMA-3-8B training step: both levers, each alone, and every weight out."""
     hardware, limit = "ascend-910c", scenario["limit"]
-    rows = _rows(_preset(scenario, hardware))
+    preset = _preset(scenario, hardware)
+    rows = _rows(preset)
     none, ours = rows["none"], rows[OURS]
     offload, recompute = rows[f"{OURS}, offload only"], rows[f"{OURS}, recompute only"]
     in_tier = rows[f"{OURS}, arguments in tier"]
@@ -134,7 +154,8 @@ def training_row(scenario: Json) -> str:
         f"every weight in the pool: {reduction(in_tier)} at {slowdown(in_tier)} | "
         f"{_peer_cell(rows, limit)} | not reached: the weights and gradients the "
         f"step returns bound what recomputation frees, and the link moves at most "
-        f"{format_bytes(link)} each way within {limit:.0%} (below) |"
+        f"{format_bytes(link)} each way within {limit:.0%} (below); "
+        f"{lp_bound(preset, limit)} |"
     )
 
 
@@ -218,6 +239,7 @@ def decode_row(scenario: Json) -> str:
     limit = scenario["limit"]
     ours: list[str] = []
     peers: list[str] = []
+    bounds: list[str] = []
     for preset in scenario["presets"]:
         rows = _rows(preset)
         none, plan = rows["none"], rows[OURS]
@@ -228,11 +250,13 @@ def decode_row(scenario: Json) -> str:
         )
         if _best_peers(rows):
             peers.append(f"`{preset['hardware']}`: {_peer_cell(rows, limit)}")
+        bounds.append(f"`{preset['hardware']}`: {lp_bound(preset, limit)}")
     peer = "; ".join(peers) or f"none moves anything within {limit:.0%}"
     return (
         f"| decode at a 123K-token cache, LLaMA-2-7B shape, fp16, within "
         f"{limit:.0%} | 61.2 → 45.0 GB ({MINUS}26%) at 99% throughput | "
-        f"{'; '.join(ours)} | {peer} | not reached: link-bound (below) |"
+        f"{'; '.join(ours)} | {peer} | not reached: link-bound (below); "
+        f"{'; '.join(bounds)} |"
     )
 
 
@@ -312,13 +336,7 @@ def layer_row(scenario: Json, label: str) -> str:
         if in_tier and in_tier["peak_reduction"] > ours["peak_reduction"]
         else ""
     )
-    share = preset.get("fraction_of_possible_saving")
-    bound = (
-        f"{share:.1%} of the saving the LP bound allows "
-        f"({format_bytes(preset['bound_peak_bytes'])} within {limit:.0%})"
-        if share is not None
-        else ""
-    )
+    bound = lp_bound(preset, limit)
     return (
         f"| {label} | - | {reduction(ours)} at {slowdown(ours)} "
         f"({format_bytes(none['peak_hbm_bytes'])} → "
@@ -343,15 +361,20 @@ RECOMPUTING = {
 def recomputation(scenario: Json) -> str:
     """Each recomputing policy and ours at its best setting on the training step."""
     hardware, limit = "ascend-910c", scenario["limit"]
-    rows = _rows(_preset(scenario, hardware))
+    preset = _preset(scenario, hardware)
+    rows = _rows(preset)
     none = rows["none"]
+    lp = preset.get("lp_bound_bytes")
     lines = [
         f"The step of the first row on `{hardware}` within {limit:.0%} of `none` "
         f"({format_bytes(none['peak_hbm_bytes'])}, "
-        f"{format_seconds(none['makespan_s'])}), from the run above:",
+        f"{format_seconds(none['makespan_s'])}), from the run above; "
+        f"{lp_bound(preset, limit)} (the last column: each row's saving as a "
+        "share of that one, rows within the limit):",
         "",
-        f"| policy | best setting within {limit:.0%} | peak | vs none | slowdown | moved |",
-        "| --- | --- | --- | --- | --- | --- |",
+        f"| policy | best setting within {limit:.0%} | peak | vs none | slowdown | moved "
+        "| of the possible saving |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for policy, label in RECOMPUTING.items():
         row = rows[policy]
@@ -360,9 +383,15 @@ def recomputation(scenario: Json) -> str:
             peak, change = f"**{peak}**", f"**{change}**"
         moved = format_bytes(row["bytes_moved"]) if row["bytes_moved"] else "0"
         within = "" if row["within"] else " (not within)"
+        saving = none["peak_hbm_bytes"] - (lp or 0)
+        share = (
+            f"{(none['peak_hbm_bytes'] - row['peak_hbm_bytes']) / saving:.1%}"
+            if lp is not None and row["within"] and saving > 0
+            else "-"
+        )
         lines.append(
             f"| {label} | {row['setting']}{within} | {peak} | {change} | "
-            f"{slowdown(row)} | {moved} |"
+            f"{slowdown(row)} | {moved} | {share} |"
         )
     return "\n".join(lines)
 
@@ -704,7 +733,8 @@ def bounds(found: dict[str, Json]) -> str:
         f"{format_bytes(none['peak_hbm_bytes'] - activations['peak_hbm_bytes'])}. "
         f"`M_LB` ({format_bytes(preset['bound_peak_bytes'])}) ignores that all of "
         'these transfers share one link, so its "possible saving" is far out of '
-        f"reach here. The seeds' {MINUS}42% at +1.3% needs a step several times "
+        f"reach here. {lp_bound(preset, limit)}. "
+        f"The seeds' {MINUS}42% at +1.3% needs a step several times "
         "longer than a realistic one at this bandwidth, or a faster link. "
         "Recomputation does not need the link, but it cannot go below the state "
         f"the step must hold: the {params / 1e9:.2f} B parameters and their "
@@ -763,8 +793,8 @@ def bounds(found: dict[str, Json]) -> str:
         f"{format_seconds(none['makespan_s'])} step moves "
         f"{format_bytes(bandwidth * none['makespan_s'] * (1 + gpt['limit']))} each way "
         f"within {gpt['limit']:.0%}; ours reaches {format_bytes(ours['peak_hbm_bytes'])} "
-        f"({reduction(ours)}), {preset['fraction_of_possible_saving']:.1%} of the "
-        "saving the bound allows. Recomputation does not help: the step peaks at "
+        f"({reduction(ours)}); {lp_bound(preset, gpt['limit'])}. Recomputation "
+        "does not help: the step peaks at "
         "its return, where the gradients it returns and the weights are all live, "
         "and no activation is; the recomputing peers (`checkpoint-blocks`, "
         "`megatron-selective`, `memory-budget`) stay at "

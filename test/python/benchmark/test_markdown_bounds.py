@@ -1,12 +1,20 @@
 """
-The peak tables of results.md: the LP bound that counts the link beside
-`M_LB`, and each row's share of the saving it allows (rows within the
-limit only); results from before the bound keep the `M_LB` reading.
+The peak tables of results.md and docs/benchmarks.md: the LP bound that
+counts the link beside `M_LB`, and each row's share of the saving it allows
+(rows within the limit only); results from before the bound keep the `M_LB`
+reading in results.md and say so in docs/benchmarks.md.
 """
 
+import json
 from typing import Any
 
-from hyperoffload.benchmark.markdown import _peak_section  # pyright: ignore[reportPrivateUsage]
+import results_summary
+
+from hyperoffload.benchmark.markdown import (
+    _peak_section,  # pyright: ignore[reportPrivateUsage]
+    lp_bound_words,
+)
+from hyperoffload.support.units import format_bytes
 
 
 def _row(policy: str, peak: int, within: bool = True) -> dict[str, Any]:
@@ -73,3 +81,55 @@ def test_results_from_before_the_bound_read_against_m_lb():
     text = "\n".join(_peak_section(_scenario()))
     assert "ours achieves 60.0% of the possible saving (against M_LB)" in text
     assert "LP bound" not in text
+
+
+def test_the_words_beside_a_peak_row():
+    optimal = {"status": "Optimal", "seconds": 2.0}
+    assert (
+        lp_bound_words(500, optimal, 1000, 0.02, 700)
+        == "LP bound 500 B within 2% (-50.0%), ours 60.0% of the saving it allows"
+    )
+    # ours outside the limit: the bound is not read against it
+    assert (
+        lp_bound_words(500, optimal, 1000, 0.02) == "LP bound 500 B within 2% (-50.0%)"
+    )
+    assert lp_bound_words(1000, optimal, 1000, 0.02, 1000).endswith(
+        ", which allows no saving"
+    )
+    stopped = lp_bound_words(
+        300, {"status": "Time limit reached", "seconds": 900.4}, 1000, 0.01
+    )
+    assert stopped == (
+        "LP bound 300 B within 1% (-70.0%; the LP stopped at 'Time limit reached' "
+        "after 900 s: this is the largest single-op working set)"
+    )
+    assert lp_bound_words(None, None, 1000, 0.02, 700) == (
+        "LP bound: not in these results (run before it)"
+    )
+
+
+def test_every_peak_row_of_the_summary_gives_the_lp_bound():
+    """docs/benchmarks.md's rows of peak-at-slowdown scenarios, from results.json."""
+    results = json.loads(results_summary.RESULTS.read_text())
+    peaks = [s for s in results["scenarios"] if s.get("kind") == "peak-at-slowdown"]
+    table = results_summary.summary(results).splitlines()
+    rows = {
+        "llama3-8b-train": "LLaMA-3-8B training step",
+        "long-context-decode": "decode at a 123K-token cache",
+        "gpt3-175b-layer-train": "GPT-3 175B training step",
+        "deepseek-v3-moe-layer": "DeepSeek-V3 prefill, one MoE layer",
+    }
+    assert {s["name"] for s in peaks} == set(rows)
+    for scenario in peaks:
+        row = next(
+            line for line in table if line.startswith(f"| {rows[scenario['name']]}")
+        )
+        for preset in scenario["presets"]:
+            if "lp_bound_bytes" in preset:
+                assert (
+                    f"LP bound {format_bytes(preset['lp_bound_bytes'])} within" in row
+                )
+            else:
+                assert "LP bound: not in these results" in row
+    recomputation = results_summary.sections(results)["recomputation"]
+    assert "LP bound" in recomputation.splitlines()[1]
