@@ -26,7 +26,7 @@ from typing import Any
 
 from hyperoffload.analysis.bounds import memory_lower_bound
 from hyperoffload.analysis.extract import main_function
-from hyperoffload.analysis.link_bound import link_lower_bound
+from hyperoffload.analysis.link_bound import LinkBound, link_lower_bound
 from hyperoffload.benchmark.peers import (
     OURS,
     RECOMPUTATION_PEERS,
@@ -107,6 +107,24 @@ def _workload_fields(workload: Workload) -> dict[str, Any]:
         "ops": workload.ops,
         "export_s": workload.export_s,
         "parse_s": workload.parse_s,
+    }
+
+
+def lp_bound_fields(link: LinkBound) -> dict[str, Any]:
+    """
+    A peak result's fields for the LP bound that counts the link, as the
+    tables read them (`markdown.lp_bound_words`): `lp_bound_bytes` and how
+    it was solved (`lp_bound`).
+    """
+    return {
+        "lp_bound_bytes": link.bytes,
+        "lp_bound": {
+            "status": link.status,
+            "windows": link.windows,
+            "columns": link.columns,
+            "rows": link.rows,
+            "seconds": link.seconds,
+        },
     }
 
 
@@ -198,14 +216,7 @@ class PeakAtSlowdown:
             "command": workload.spec.command,
             "rows": [_row(b, none, tokens) for b in bests],
             "bound_peak_bytes": bound,
-            "lp_bound_bytes": link.bytes,
-            "lp_bound": {
-                "status": link.status,
-                "windows": link.windows,
-                "columns": link.columns,
-                "rows": link.rows,
-                "seconds": link.seconds,
-            },
+            **lp_bound_fields(link),
             "bound_time_s": none.bound_time_s,
             "fraction_of_possible_saving": achieved / saving if saving > 0 else None,
             "points": [vars(p) for p in search.points],

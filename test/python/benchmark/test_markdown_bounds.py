@@ -10,10 +10,12 @@ from typing import Any
 
 import results_summary
 
+from hyperoffload.analysis.link_bound import LinkBound
 from hyperoffload.benchmark.markdown import (
     _peak_section,  # pyright: ignore[reportPrivateUsage]
     lp_bound_words,
 )
+from hyperoffload.benchmark.scenarios import lp_bound_fields
 from hyperoffload.support.units import format_bytes
 
 
@@ -133,3 +135,15 @@ def test_every_peak_row_of_the_summary_gives_the_lp_bound():
                 assert "LP bound: not in these results" in row
     recomputation = results_summary.sections(results)["recomputation"]
     assert "LP bound" in recomputation.splitlines()[1]
+
+
+def test_a_solved_bound_as_the_tables_read_it():
+    solved = LinkBound(600, 600, "Time limit reached", 64, 10, 20, 900.0)
+    fields = lp_bound_fields(solved)
+    assert lp_bound_words(
+        fields["lp_bound_bytes"], fields["lp_bound"], 1000, 0.02, 800
+    ) == (
+        "LP bound 600 B within 2% (-40.0%; the LP stopped at 'Time limit reached' "
+        "after 900 s: this is the largest single-op working set), ours 50.0% of "
+        "the saving it allows"
+    )
