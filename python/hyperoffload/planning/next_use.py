@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hyperoffload.planning.value_plan import ValuePlan
+from hyperoffload.support.serial_link import issue_just_in_time
 
 Timing = Callable[[ValuePlan], tuple[float, float]]
 """A candidate's store and fetch seconds."""
@@ -102,20 +103,6 @@ class _Selection:
         """Bytes over the target, summed over the ops."""
         return int(np.maximum(memory - self.target, 0).sum())
 
-    def fetch(self, free: np.ndarray, low: int, before: int, seconds: float) -> int:
-        """
-        The op before which a fetch for the use at `before` is issued, as late
-        as the link time left in `free` after op `low` lets it end in time
-        (`low` if it cannot); its time is taken from `free`.
-        """
-        window = free[low:before][::-1]
-        taken = np.cumsum(window)
-        full = int(np.searchsorted(taken, seconds - 1e-12))
-        window[: min(full, window.size)] = 0.0
-        if full < window.size:
-            window[full] = taken[full] - seconds
-        return max(low, before - full - 1)
-
     def entry(
         self, plan: ValuePlan, op: int, timing: Timing
     ) -> tuple[_Taken, np.ndarray] | None:
@@ -124,7 +111,7 @@ class _Selection:
         link = self.fetch_link.copy()
         if plan.initially_out:  # in its tier: out until each cluster's fetch
             issues = [
-                self.fetch(link, max(g.after + 1, 0), g.before, fetch)
+                issue_just_in_time(link, max(g.after + 1, 0), g.before, fetch)
                 for g in plan.gaps
             ]
             spans = [
@@ -139,7 +126,7 @@ class _Selection:
         gap = plan.gaps[0]
         if gap.before <= op:
             return None
-        end = self.fetch(link, max(gap.after + 1, op + 1), gap.before, fetch)
+        end = issue_just_in_time(link, max(gap.after + 1, op + 1), gap.before, fetch)
         return _Taken(plan, store, issue, [(gap.after + 1, end)], [end]), link
 
     def take(

@@ -37,9 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hyperoffload.sim.simulator import SimResult
-
-_EPSILON_S = 1e-12
-"""Slack for float sums of op times when matching a start time to an op boundary."""
+from hyperoffload.support.serial_link import issue_just_in_time
 
 
 @dataclass(frozen=True)
@@ -136,22 +134,26 @@ def place_prefetches(
 def _just_in_time(
     windows: list[PrefetchWindow], start: npt.NDArray[np.float64], options: MoveOptions
 ) -> list[int]:
-    """Each prefetch's position just in time, at least `distance` ops ahead."""
+    """
+    Each prefetch's position just in time on its link's copy stream
+    (`issue_just_in_time`, latest user first), at least `distance` ops ahead.
+    """
     ahead = [max(w.earliest, w.latest - options.distance) for w in windows]
     if options.alpha == 0:
         return [min(a, w.latest) for a, w in zip(ahead, windows, strict=True)]
     wanted = [w.latest for w in windows]
-    next_start: dict[str, float] = {}
+    free: dict[str, npt.NDArray[np.float64]] = {}
     for k in sorted(range(len(windows)), key=lambda k: -windows[k].latest):
         w = windows[k]
-        end = min(float(start[w.latest]), next_start.get(w.link, float("inf")))
-        begin = end - w.duration_s
-        # the latest op boundary at or before `begin`
-        issue = int(np.searchsorted(start, begin + _EPSILON_S, side="right")) - 1
+        if w.link not in free:
+            free[w.link] = np.diff(start)
+        link = free[w.link]
+        issue = issue_just_in_time(link, 0, w.latest, w.duration_s)
         wanted[k] = min(max(issue, w.earliest), w.latest, ahead[k])
-        # issued earlier for `distance`, it holds the link from then
-        early = wanted[k] < issue
-        next_start[w.link] = min(begin, float(start[wanted[k]])) if early else begin
+        if (
+            wanted[k] < issue
+        ):  # issued earlier for `distance`, it holds the link from then
+            link[wanted[k] : w.latest] = 0.0
     return wanted
 
 
