@@ -18,7 +18,6 @@ and reads the layout the replay needs.
 
 from __future__ import annotations
 
-import math
 from typing import Any, cast
 
 from xdsl.dialects.builtin import (
@@ -30,7 +29,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import BlockArgument
 
-from hyperoffload.analysis.cost import element_bytes, tensor_type
+from hyperoffload.analysis.cost import tensor_bytes, tensor_type
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.kv_cache import KV_CACHE_ATTR, KVCacheError
 from hyperoffload.analysis.program import Program
@@ -83,9 +82,8 @@ def topk_step(
     pool_type = tensor_type(pools[0])
     assert pool_type is not None
     shape = pool_type.get_shape()
-    nbytes = element_bytes(pool_type.element_type)
-    per_block = math.prod(shape[1:]) * nbytes
-    pool_bytes = sum(math.prod(shape) * nbytes for _ in pools)
+    per_block = tensor_bytes(pools[0], step) // max(shape[0], 1)
+    pool_bytes = sum(tensor_bytes(pool, step) for pool in pools)
     run = program.simulate("none", record=False)
     layers = len(pools) // 2
     return TopkStep(
