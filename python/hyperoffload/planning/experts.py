@@ -43,7 +43,6 @@ keep what it fetched in the buffer at run time).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
@@ -51,12 +50,9 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     StringAttr,
-    TensorType,
     i64,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, BlockArgument, Operation
-from xdsl.rewriter import Rewriter
 
 from hyperoffload.analysis.moe_step import (
     Key,
@@ -67,14 +63,12 @@ from hyperoffload.analysis.moe_step import (
 from hyperoffload.dialects.hyperoffload import (
     EXPERT_ATTR,
     EXPERT_PLAN_ATTR,
-    DetachOp,
-    PrefetchOp,
     RemoteType,
 )
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.planning.hot_set import choose_hot_set
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.planning.write_plan import with_tier
+from hyperoffload.planning.write_plan import write_expert_fetches
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.moe import ExpertError, MoEStep
 from hyperoffload.sim.routing import Routing
@@ -182,40 +176,25 @@ def place_experts(
 def write_placement(
     function: FuncOp, placement: ExpertPlacement, routing: Routing, tier: Tier
 ) -> None:
-    """Write `placement` into `function`: tiers, retyped cold weights, prefetches, detaches."""
-    arguments = expert_arguments(function)
-    branches = _expert_branches(function)
-    hot = _keys(placement.layers, placement.hot)
-    ahead = _keys(placement.layers, placement.speculative)
-    rewriter = Rewriter()
-    for key, indices in sorted(arguments.items()):
-        branch = branches.get(key)
-        if branch is None:
-            raise PlanError(
-                diagnostic_at(function, f"expert {key[0]}.{key[1]} has no branch")
-            )
-        for index in indices:
-            _check_read_in_branch(function.args[index], branch)
-            if key not in hot:
-                tensor = cast(TensorType[Attribute], function.args[index].type)
-                remote = RemoteType(tensor, tier)
-                function.replace_argument_type(index, remote, rewriter)
-            where = Tier.HBM if key in hot else tier
-            function.arg_attrs = with_tier(function.arg_attrs, index, where)
-    for key in sorted(arguments):
-        if key in hot:
-            continue
-        if key in ahead:
-            _fetch_ahead(function, key, arguments[key], branches)
-        else:
-            _fetch_in_branch(function, arguments[key], branches[key])
-    function.attributes[EXPERT_PLAN_ATTR] = DictionaryAttr(
+    """
+    Write `placement` into `function` (`write_plan.write_expert_fetches`):
+    tiers, retyped cold weights, prefetches, detaches, and the plan's record.
+    """
+    record = DictionaryAttr(
         {
             "budget": IntegerAttr(placement.budget_bytes, i64),
             "routing": StringAttr(routing.spec),
         }
     )
-    function.update_function_type()
+    write_expert_fetches(
+        function,
+        expert_arguments(function),
+        _expert_branches(function),
+        _keys(placement.layers, placement.hot),
+        _keys(placement.layers, placement.speculative),
+        tier,
+        record,
+    )
 
 
 def planned_hot_set(function: FuncOp) -> tuple[list[list[int]], int] | None:
@@ -321,72 +300,3 @@ def _layer_peak(
         own = 0 if e in hot or e in ahead else sizes[e]
         peak = max(peak, later + own)
     return peak
-
-
-def _check_read_in_branch(weight: BlockArgument, branch: scf.IfOp) -> None:
-    for use in weight.uses:
-        if not branch.true_region.is_ancestor(use.operation):
-            raise PlanError(
-                diagnostic_at(
-                    use.operation,
-                    f"'{use.operation.name}' reads the weights of the expert of "
-                    "this scf.if outside its branch: an expert's weights are "
-                    "read only in its `then` region",
-                )
-            )
-
-
-def _fetch_in_branch(function: FuncOp, indices: list[int], branch: scf.IfOp) -> None:
-    """
-    Prefetch at the top of the branch, detach at its end (the branch is the
-    expert's work; a reader's kernel may fuse into a later one of it).
-    """
-    block = branch.true_region.block
-    terminator = block.last_op
-    assert terminator is not None
-    for index in indices:
-        weight = function.args[index]
-        prefetch = PrefetchOp(weight)
-        prefetch.result.name_hint = weight.name_hint
-        block.insert_op_before(prefetch, block.first_op)  # type: ignore[arg-type]
-        _rewire(weight, prefetch)
-        block.insert_op_before(DetachOp(prefetch.result), terminator)
-
-
-def _fetch_ahead(
-    function: FuncOp,
-    key: Key,
-    indices: list[int],
-    branches: dict[Key, scf.IfOp],
-) -> None:
-    """
-    A speculative prefetch after the previous layer's experts (at the entry
-    for the first layer's), detached after the expert's own branch.
-    """
-    body = function.body.block
-    layer = key[0]
-    before = [b for k, b in branches.items() if k[0] < layer]
-    for index in indices:
-        weight = function.args[index]
-        prefetch = PrefetchOp(weight, speculative=True)
-        prefetch.result.name_hint = weight.name_hint
-        if before:
-            anchor = max(before, key=body.get_operation_index)
-            body.insert_op_after(prefetch, _after_detaches(anchor))
-        else:
-            body.insert_op_before(prefetch, body.first_op)  # type: ignore[arg-type]
-        _rewire(weight, prefetch)
-        body.insert_op_after(DetachOp(prefetch.result), _after_detaches(branches[key]))
-
-
-def _after_detaches(op: Operation) -> Operation:
-    """`op`, or the last of the detaches that follow it (the previous layer's)."""
-    while isinstance(op.next_op, DetachOp):
-        op = op.next_op
-    return op
-
-
-def _rewire(weight: BlockArgument, prefetch: PrefetchOp) -> None:
-    for use in list(weight.uses):
-        if use.operation is not prefetch:
-            use.operation.operands[use.index] = prefetch.result

@@ -21,19 +21,34 @@ hyperoffload.detach %h : tensor<256xf32>
 %h_1 = hyperoffload.prefetch %h_remote : !hyperoffload.remote<tensor<256xf32>> -> tensor<256xf32>
 %r = arith.mulf %a, %h_1 : tensor<256xf32>
 ```
+
+An expert placement (`hyperoffload.planning.experts`) is written here too
+(`write_expert_fetches`): a cold expert's weights become a remote argument,
+fetched at the top of its branch and detached at its end
+```mlir
+%y1 = scf.if %r1 -> (tensor<1x64xf32>) {
+  %w1_1 = hyperoffload.prefetch %w1 : !hyperoffload.remote<tensor<64x64xf32>> -> tensor<64x64xf32>
+  %m1 = linalg.matmul ins(%a, %w1_1 : ...) ...
+  hyperoffload.detach %w1_1 : tensor<64x64xf32>
+```
+or, fetched ahead of its router, marked `speculative` after the previous
+layer's experts and detached after its own branch.
 """
 
 from __future__ import annotations
 
 from typing import cast
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Attribute, Operation, SSAValue, Use
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue, Use
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from hyperoffload.analysis.lifetimes import ValueInfo
+from hyperoffload.analysis.moe_step import Key
 from hyperoffload.dialects.hyperoffload import (
+    EXPERT_PLAN_ATTR,
     TIER_ARG_ATTR,
     DetachOp,
     PrefetchOp,
@@ -42,7 +57,8 @@ from hyperoffload.dialects.hyperoffload import (
     Tier,
     TierAttr,
 )
-from hyperoffload.planning.planner import Plan
+from hyperoffload.ir.diagnostics import diagnostic_at
+from hyperoffload.planning.planner import Plan, PlanError
 from hyperoffload.planning.recipes import Recipe
 from hyperoffload.planning.value_plan import ValuePlan
 
@@ -274,3 +290,114 @@ def write_plan(
     _place_in_hbm(function, plan.placed)
     function.update_function_type()
     return prefetches
+
+
+def write_expert_fetches(
+    function: FuncOp,
+    arguments: dict[Key, list[int]],
+    branches: dict[Key, scf.IfOp],
+    hot: set[Key],
+    ahead: set[Key],
+    tier: Tier,
+    record: DictionaryAttr,
+) -> None:
+    """
+    Write an expert placement into `function`: each expert's weight
+    `arguments` tagged `hbm` if `hot`, else retyped as remote copies in
+    `tier` and fetched (`ahead`: before their router) for their expert's
+    `branches`; `record` kept as the function's `hyperoffload.expert_plan`.
+    """
+    rewriter = Rewriter()
+    for key, indices in sorted(arguments.items()):
+        branch = branches.get(key)
+        if branch is None:
+            raise PlanError(
+                diagnostic_at(function, f"expert {key[0]}.{key[1]} has no branch")
+            )
+        for index in indices:
+            _check_read_in_branch(function.args[index], branch)
+            if key not in hot:
+                tensor = cast(TensorType[Attribute], function.args[index].type)
+                remote = RemoteType(tensor, tier)
+                function.replace_argument_type(index, remote, rewriter)
+            where = Tier.HBM if key in hot else tier
+            function.arg_attrs = with_tier(function.arg_attrs, index, where)
+    for key in sorted(arguments):
+        if key in hot:
+            continue
+        if key in ahead:
+            _fetch_ahead(function, key, arguments[key], branches)
+        else:
+            _fetch_in_branch(function, arguments[key], branches[key])
+    function.attributes[EXPERT_PLAN_ATTR] = record
+    function.update_function_type()
+
+
+def _check_read_in_branch(weight: BlockArgument, branch: scf.IfOp) -> None:
+    for use in weight.uses:
+        if not branch.true_region.is_ancestor(use.operation):
+            raise PlanError(
+                diagnostic_at(
+                    use.operation,
+                    f"'{use.operation.name}' reads the weights of the expert of "
+                    "this scf.if outside its branch: an expert's weights are "
+                    "read only in its `then` region",
+                )
+            )
+
+
+def _fetch_in_branch(function: FuncOp, indices: list[int], branch: scf.IfOp) -> None:
+    """
+    Prefetch at the top of the branch, detach at its end (the branch is the
+    expert's work; a reader's kernel may fuse into a later one of it).
+    """
+    block = branch.true_region.block
+    terminator = block.last_op
+    assert terminator is not None
+    for index in indices:
+        weight = function.args[index]
+        prefetch = PrefetchOp(weight)
+        prefetch.result.name_hint = weight.name_hint
+        block.insert_op_before(prefetch, block.first_op)  # type: ignore[arg-type]
+        _read_fetched(weight, prefetch)
+        block.insert_op_before(DetachOp(prefetch.result), terminator)
+
+
+def _fetch_ahead(
+    function: FuncOp,
+    key: Key,
+    indices: list[int],
+    branches: dict[Key, scf.IfOp],
+) -> None:
+    """
+    A speculative prefetch after the previous layer's experts (at the entry
+    for the first layer's), detached after the expert's own branch.
+    """
+    body = function.body.block
+    layer = key[0]
+    before = [b for k, b in branches.items() if k[0] < layer]
+    for index in indices:
+        weight = function.args[index]
+        prefetch = PrefetchOp(weight, speculative=True)
+        prefetch.result.name_hint = weight.name_hint
+        if before:
+            anchor = max(before, key=body.get_operation_index)
+            body.insert_op_after(prefetch, _after_detaches(anchor))
+        else:
+            body.insert_op_before(prefetch, body.first_op)  # type: ignore[arg-type]
+        _read_fetched(weight, prefetch)
+        body.insert_op_after(DetachOp(prefetch.result), _after_detaches(branches[key]))
+
+
+def _after_detaches(op: Operation) -> Operation:
+    """`op`, or the last of the detaches that follow it (the previous layer's)."""
+    while isinstance(op.next_op, DetachOp):
+        op = op.next_op
+    return op
+
+
+def _read_fetched(weight: BlockArgument, prefetch: PrefetchOp) -> None:
+    """Every use of `weight` but `prefetch` reads its fetched copy."""
+    for use in list(weight.uses):
+        if use.operation is not prefetch:
+            use.operation.operands[use.index] = prefetch.result
