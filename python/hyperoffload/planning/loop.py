@@ -45,9 +45,11 @@ from hyperoffload.planning.planner import (
     Plan,
     PlanError,
     PlanOptions,
+    offload_choices,
     plan_offload,
     plan_schedule,
 )
+from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.planning.write_plan import write_plan
 from hyperoffload.sim.arena import planned_arena
 from hyperoffload.sim.hardware import Hardware
@@ -72,6 +74,9 @@ class LoopOptions:
 
 ARENA_ROUNDS = 3
 """Plans for a lower target tried when a plan's live bytes fit and its arena does not."""
+
+FUSING_TRIES = 4
+"""Values whose recomputation `PlanningLoop.fusing` tries, the cheapest per byte first."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,7 @@ class PlanningLoop:
         trial = self._one_tier(trial, options)
         trial = self._unparked(trial, options)
         trial = self._just_in_time(trial, options)
+        trial = self._with_fusing(trial)
         if options.solver == "milp":  # started from the heuristic, never worse
             exact = partial(self._exact, start=trial.plan)
             trial = _better(self._in_addresses(exact, options), trial)
@@ -208,6 +214,73 @@ class PlanningLoop:
             return trial
         retiring = replace(options, retire_arguments=True)
         return _better(trial, self._in_addresses(self._heuristic, retiring))
+
+    @cached_property
+    def fusing(self) -> list[ValuePlan]:
+        """
+        Recomputations that make the program written faster where nothing
+        else moves (computed once per loop): of the recomputation candidates,
+        the cheapest per byte first (as PyTorch's activation memory budget
+        ranks them), up to `FUSING_TRIES` values, each kept where the written
+        program runs faster with it than without. The planner's graph runs
+        each clone as a kernel of its own; written, a value recomputed for the
+        backward leaves its producer with one reader to fuse into and the
+        clone fuses with its own (the LLaMA-3-8B step's logits: computed
+        again before the loss's backward, neither copy is ever in HBM).
+        """
+        options = self.options.plan
+        if options.recompute == "none" or not options.optional:
+            return []
+        start = replace(options, target=self.graph.peak)
+        _, candidates = offload_choices(self.graph, self.hardware, start, False)
+        ranked = sorted(
+            (c for c in candidates if c.recompute),
+            key=lambda c: c.recipes[0].time_s / max(c.info.bytes, 1),
+        )
+        base = self._heuristic(start)
+        best = base.result
+        kept: list[ValuePlan] = []
+        tried: set[int] = set()
+        for candidate in ranked:
+            if len(tried) >= FUSING_TRIES:
+                break
+            if id(candidate.info) in tried:
+                continue
+            tried.add(id(candidate.info))
+            trial = self._recomputing(base, [*kept, candidate])
+            if trial is not None and (
+                trial.result.makespan_s < best.makespan_s
+                and trial.result.peak_hbm_bytes <= best.peak_hbm_bytes
+            ):
+                kept.append(candidate)
+                best = trial.result
+        return kept
+
+    def _with_fusing(self, trial: Trial) -> Trial:
+        """The better of `trial` and `trial` with the `fusing` recomputations it leaves room for."""
+        fused = self._recomputing(trial, self.fusing)
+        return trial if fused is None else _better(trial, fused)
+
+    def _recomputing(self, trial: Trial, extra: list[ValuePlan]) -> Trial | None:
+        """
+        `trial` with the recomputations `extra` added, priced as written;
+        those of a value the plan moves or recomputes already, or whose
+        clones read a buffer it moves, are left out (None: all of them).
+        """
+        planned = {id(p.info) for p in trial.plan.values}
+        moved = {p.info.buffer for p in trial.plan.values}
+        added = [
+            p
+            for p in extra
+            if id(p.info) not in planned
+            and not any(b in moved for r in p.recipes for b in r.reads)
+        ]
+        if not added:
+            return None
+        plan = replace(trial.plan, values=[*trial.plan.values, *added])
+        distance = self.options.plan.prefetch_distance
+        schedule = plan_schedule(self.graph, plan, self.hardware, distance)
+        return self._judged(replace(trial, plan=plan, schedule=schedule))
 
     def _in_addresses(
         self, plan: Callable[[PlanOptions], Trial], options: PlanOptions
