@@ -485,9 +485,8 @@ class Interpreter:
     def simulate(self, program: Program, hardware: Hardware) -> Modelled:
         from xdsl.dialects.builtin import ModuleOp
 
-        from hyperoffload.analysis.extract import program_schedules
+        from hyperoffload.analysis import program as analysed
         from hyperoffload.ir.parsing import parse_mlir
-        from hyperoffload.sim.simulator import simulate
 
         path = self.path(program)
         module = self._modules.pop(path, None)
@@ -498,10 +497,11 @@ class Interpreter:
         self._modules[path] = module
         while len(self._modules) > CACHED_MODULES:
             del self._modules[next(iter(self._modules))]
-        _, stripped, unknown = program_schedules(module, hardware)
-        result = simulate(stripped, hardware, None, record=False)
+        modelled = analysed.Program(module, hardware)
+        result = modelled.simulate("none", record=False)
+        stripped = modelled.reference
         flops = sum(s.flops for s in stripped.steps if isinstance(s, Compute))
-        return Modelled(result.makespan_s, flops, frozenset(unknown))
+        return Modelled(result.makespan_s, flops, frozenset(modelled.unknown_ops))
 
 
 SCALING_DEPTHS = (2, 3)

@@ -32,18 +32,13 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
-from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import (
-    extract_schedule,
-    main_function,
-    program_schedules,
-)
+from hyperoffload.analysis.program import Program
 from hyperoffload.api import CompileReport, plan_module
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import collect_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.simulator import SimResult, simulate
+from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.markers import replace_between
 from hyperoffload.support.outputs import write_output
 from hyperoffload.support.units import format_bytes, format_seconds
@@ -86,9 +81,7 @@ def _module() -> ModuleOp:
 @cache
 def _unconstrained() -> SimResult:
     """The tiny LLaMA step as written (no offload ops), simulated in unlimited HBM."""
-    hardware = load_hardware(HARDWARE)
-    schedule = extract_schedule(main_function(_module()), CostModel(hardware))
-    return simulate(schedule, hardware, None, record=False)
+    return Program(_module(), load_hardware(HARDWARE)).simulate("plan", record=False)
 
 
 @cache
@@ -141,8 +134,8 @@ def _tiny_moe_peak() -> str:
     """The tiny-moe routed decode's peak in unlimited HBM (every expert run)."""
     hardware = load_hardware(HARDWARE)
     module = parse_mlir(make_context(), TINY_MOE.read_text(), TINY_MOE.name)
-    schedule = program_schedules(module, hardware)[1]
-    return format_bytes(simulate(schedule, hardware, None, record=False).peak_hbm_bytes)
+    none = Program(module, hardware).simulate("none", record=False)
+    return format_bytes(none.peak_hbm_bytes)
 
 
 def _routed_plan(prefix: str) -> str:

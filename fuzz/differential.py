@@ -114,7 +114,8 @@ class _Prepared:
     """A program parsed, evaluated and simulated once, for every configuration."""
 
     def __init__(self, program: Program):
-        from hyperoffload.analysis.extract import main_function, program_schedules
+        from hyperoffload.analysis import program as analysed
+        from hyperoffload.analysis.extract import main_function
         from hyperoffload.evaluators.numeric import evaluate, random_inputs
         from hyperoffload.ir.context import make_context
         from hyperoffload.ir.parsing import parse_mlir
@@ -127,7 +128,7 @@ class _Prepared:
         self.inputs = random_inputs(main_function(self.module, None), 0)
         self.outputs = evaluate(self.module, self.inputs).outputs
         self.hardware = load_hardware(HARDWARE)
-        _, self.stripped, _ = program_schedules(self.module, self.hardware)
+        self.stripped = analysed.Program(self.module, self.hardware).reference
         none = run_policy(
             "none", self.stripped, self.stripped, self.hardware, None, PolicyOptions()
         )

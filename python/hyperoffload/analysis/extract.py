@@ -62,7 +62,6 @@ from hyperoffload.dialects.provenance import generalised_from, written_as
 from hyperoffload.dialects.residency import describe
 from hyperoffload.ir.diagnostics import diagnostic_at, location_of
 from hyperoffload.sim.compression import Compressed
-from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import (
     Buffer,
     BufferKind,
@@ -487,21 +486,3 @@ def stripped_copy(module: ModuleOp) -> ModuleOp:
     stripped = module.clone()
     strip_offload_ops(stripped)
     return stripped
-
-
-def program_schedules(
-    module: ModuleOp, hardware: Hardware, function: str | None = None
-) -> tuple[Schedule, Schedule, set[str]]:
-    """
-    The schedule of the program as compiled, the schedule of the same program
-    stripped of its hyperoffload ops (what the other policies start from), and
-    the ops the cost model did not know, both at once (`analysis.program.Program`
-    extracts each when asked for, and simulates policies on them). A program
-    with conditional regions is scheduled along the path where every
-    condition holds (every routed expert runs: the dense step's work).
-    """
-    costs = CostModel(hardware)
-    planned = extract_schedule(main_function(one_path(module), function), costs)
-    reference = one_path(stripped_copy(module))
-    stripped = extract_schedule(main_function(reference, function), costs)
-    return planned, stripped, costs.unknown_ops

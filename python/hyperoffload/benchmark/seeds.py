@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.program import Program
 from hyperoffload.benchmark.peers import RECOMPUTATION_PEERS, PolicySearch
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.workloads import Baseline, Export, Workload, load_workload
@@ -272,7 +273,7 @@ class SeedTraining:
         ctx.log(f"ours within {limit:.1%}: target {best.target / 1e9:.2f} GB")
         loop.write(best)
         verify_module(module)
-        planned, _, _ = program_schedules(module, hardware)
+        planned = Program(module, hardware).planned
         written = simulate(planned, hardware, None)
         figures = _figures(written, baseline.none, frozenset())
         estimate = simulate(best.schedule, hardware, None)

@@ -13,8 +13,8 @@ from hyperoffload.analysis.extract import (
     ExtractionError,
     extract_schedule,
     main_function,
-    program_schedules,
 )
+from hyperoffload.analysis.program import Program
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import load_hardware
 
@@ -69,7 +69,7 @@ def test_extractor_takes_one_path(ctx: Context) -> None:
     with pytest.raises(ExtractionError, match=r"'scf\.if' is not supported") as error:
         extract_schedule(main_function(module), CostModel(hardware))
     assert error.value.where == "branches.mlir:3:3"
-    planned, _, _ = program_schedules(module, hardware)
+    planned = Program(module, hardware).planned
     assert [s.name for s in planned.steps if s.kind == "compute"] == [
         "arith.mulf",
         "arith.subf",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from xdsl.context import Context
 
-from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.program import Program
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.schedule import Compute
@@ -46,10 +46,10 @@ def hardware() -> Hardware:
 
 
 def run(ctx: Context, hardware: Hardware, text: str) -> tuple[SimResult, list[Compute]]:
-    schedule, _, unknown = program_schedules(parse_mlir(ctx, text, "t.mlir"), hardware)
-    assert not unknown
-    steps = [s for s in schedule.steps if isinstance(s, Compute)]
-    return simulate(schedule, hardware), steps
+    program = Program(parse_mlir(ctx, text, "t.mlir"), hardware)
+    assert not program.unknown_ops
+    steps = [s for s in program.planned.steps if isinstance(s, Compute)]
+    return simulate(program.planned, hardware), steps
 
 
 def test_bf16_matmul_with_f32_accumulator_runs_on_bf16_tensor_cores(

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from hyperoffload.analysis.expert_roles import Role, expert_roles
-from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.moe_step import moe_step, routed_kernels
+from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import load_hardware
@@ -29,7 +30,7 @@ HARDWARE = load_hardware("ascend-910c")
 def _kernels() -> dict[str, float]:
     """Each kernel's time by its location, along the path where both experts run."""
     module = parse_mlir(make_context(), STEP.read_text(), str(STEP))
-    planned, _, _ = program_schedules(module, HARDWARE)
+    planned = Program(module, HARDWARE).planned
     steps = [s for s in planned.steps if isinstance(s, Compute)]
     return {s.loc.rsplit(":", 2)[1]: s.time_s for s in steps}  # line -> time
 
@@ -121,6 +122,6 @@ def test_grouped_kernels_above_their_floors(launch: float) -> None:
     branch = {
         loc for loc, (role, key) in roles.items() if (role, key) == (Role.WORK, (0, 0))
     }
-    planned, _, _ = program_schedules(module, hardware)
+    planned = Program(module, hardware).planned
     work = [s for s in planned.steps if isinstance(s, Compute) and s.loc in branch]
     assert step.layers[0].launch_s == pytest.approx(len(work) * launch)

@@ -15,7 +15,7 @@ from xdsl.ir import Operation
 
 pytest.importorskip("torch")
 
-from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.program import Program
 from hyperoffload.evaluators.numeric import evaluate
 from hyperoffload.evaluators.numeric.interpreter import find_function
 from hyperoffload.evaluators.torch import (
@@ -30,7 +30,6 @@ from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.policies import PolicyOptions, run_policy
 from hyperoffload.sim.report import report_dict
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -62,10 +61,7 @@ def programs(context: Context) -> dict[str, ModuleOp]:
 
 def unplanned_peak(module: ModuleOp) -> int:
     hardware = load_hardware("ascend-910c")
-    planned, stripped, _ = program_schedules(module, hardware, None)
-    return run_policy(
-        "none", planned, stripped, hardware, None, PolicyOptions()
-    ).peak_hbm_bytes
+    return Program(module, hardware).simulate("none").peak_hbm_bytes
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -84,8 +80,7 @@ def test_planned_at_60_percent_matches_its_reference(
     assert report["peak_hbm_bytes"] < report["reference"]["peak_hbm_bytes"]
     assert report["makespan_s"] >= report["exposed_transfer_s"] >= 0
     hardware = load_hardware("ascend-910c")
-    schedule, stripped, _ = program_schedules(planned, hardware, None)
-    sim = run_policy("none", schedule, stripped, hardware, None, PolicyOptions())
+    sim = Program(planned, hardware).simulate("none")
     assert set(report_dict("plan", hardware.name, sim, sim)) <= set(report)
 
 
@@ -173,8 +168,7 @@ def test_stored_activations_come_back_as_the_simulator_moves_them(
     report = run_program(module, make_device("cpu", threads=1), warmup=0)
     assert report["outputs_match_reference"] is True
     hardware = load_hardware("ascend-910c")
-    schedule, stripped, _ = program_schedules(module, hardware, None)
-    sim = run_policy("plan", schedule, stripped, hardware, None, PolicyOptions())
+    sim = Program(module, hardware).simulate("plan")
     assert report["bytes_to_device"] == sim.bytes_to_device
     assert report["bytes_to_remote"] == sim.bytes_to_remote > 0
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.program import Program
 from hyperoffload.evaluators.numeric import outputs_match_reference
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
@@ -17,13 +17,13 @@ def test_sixty_percent_target_is_met_with_unchanged_outputs() -> None:
     ctx = make_context()
     hardware = load_hardware("ascend-910c")
     module = parse_mlir(ctx, TRAIN.read_text(), str(TRAIN))
-    _, stripped, _ = program_schedules(module, hardware)
+    stripped = Program(module, hardware).reference
     none = run_policy("none", stripped, stripped, hardware, None, PolicyOptions())
     target = int(0.6 * none.peak_hbm_bytes)
 
     InsertPass(hbm_capacity=target).apply(ctx, module)
 
-    planned, _, _ = program_schedules(module, hardware)
+    planned = Program(module, hardware).planned
     plan = run_policy("plan", planned, stripped, hardware, target, PolicyOptions())
     assert plan.oom is None
     assert plan.peak_hbm_bytes <= target

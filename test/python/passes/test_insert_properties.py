@@ -15,7 +15,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.program import Program
 from hyperoffload.dialects.hyperoffload import (
     TIER_ARG_ATTR,
     PrefetchOp,
@@ -106,7 +107,7 @@ HARDWARE = load_hardware("ascend-910c")
 def _reference(module: ModuleOp, fraction: float) -> tuple[Schedule, SimResult, int]:
     """The unmodified schedule, its `none` run, and a target between the largest
     single-op working set and the unconstrained peak."""
-    _, stripped, _ = program_schedules(module, HARDWARE)
+    stripped = Program(module, HARDWARE).reference
     none = run_policy("none", stripped, stripped, HARDWARE, None, PolicyOptions())
     lowest = none.bound_peak_bytes
     return stripped, none, int(lowest + fraction * (none.peak_hbm_bytes - lowest))
@@ -130,7 +131,7 @@ def test_insertion_keeps_values_residency_and_peak(text: str, fraction: float) -
         (a == b).all()
         for a, b in zip(evaluate(module).outputs, inputs_reference, strict=True)
     )
-    planned, _, _ = program_schedules(module, HARDWARE)
+    planned = Program(module, HARDWARE).planned
     result = run_policy("plan", planned, stripped, HARDWARE, None, PolicyOptions())
     assert result.peak_hbm_bytes <= none.peak_hbm_bytes
 
@@ -147,12 +148,12 @@ def test_move_window_never_exposes_more_or_breaks_the_target(
         InsertPass(hbm_capacity=target).apply(ctx, module)
     except PassFailedException:
         reject()
-    inserted, _, _ = program_schedules(module, HARDWARE)
+    inserted = Program(module, HARDWARE).planned
     before = run_policy("plan", inserted, stripped, HARDWARE, None, PolicyOptions())
     MoveWindowPass(hbm_capacity=target).apply(ctx, module)
     verify_module(module)
     assert outputs_match_reference(module)
-    moved, _, _ = program_schedules(module, HARDWARE)
+    moved = Program(module, HARDWARE).planned
     after = run_policy("plan", moved, stripped, HARDWARE, None, PolicyOptions())
     assert after.exposed_transfer_s <= before.exposed_transfer_s + 1e-12
     if before.peak_hbm_bytes <= target:
@@ -185,7 +186,7 @@ def test_placing_arguments_agrees_with_the_simulation(
     insert.apply(ctx, module)
     verify_module(module)
     assert outputs_match_reference(module)
-    planned, _, _ = program_schedules(module, HARDWARE)
+    planned = Program(module, HARDWARE).planned
     result = run_policy("plan", planned, stripped, HARDWARE, None, PolicyOptions())
     assert result.peak_hbm_bytes <= none.peak_hbm_bytes
     if all(p.initially_out for p in estimate.plan.values):
@@ -242,7 +243,7 @@ def test_recomputation_keeps_values_and_never_does_worse_than_offload(
     """
     ctx: Context = make_context()
     original = parse_mlir(ctx, text, "random.mlir")
-    _, stripped, _ = program_schedules(original, ROUND)
+    stripped = Program(original, ROUND).reference
     none = run_policy("none", stripped, stripped, ROUND, None, PolicyOptions())
     lowest = none.bound_peak_bytes
     target = int(lowest + fraction * (none.peak_hbm_bytes - lowest))

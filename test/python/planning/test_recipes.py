@@ -9,8 +9,9 @@ from pathlib import Path
 from xdsl.context import Context
 
 from hyperoffload.analysis.cost import CostModel
-from hyperoffload.analysis.extract import main_function, program_schedules
+from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import ProgramGraph, ValueInfo
+from hyperoffload.analysis.program import Program
 from hyperoffload.evaluators.numeric import evaluate
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
@@ -145,7 +146,7 @@ def test_ops_fused_into_a_later_kernel_are_cloned_with_the_value(
         evaluate(module).outputs, evaluate(original).outputs, strict=True
     ):
         assert same_array(got, want)
-    planned, _, _ = program_schedules(module, hardware)
+    planned = Program(module, hardware).planned
     judged = simulate(planned, hardware, None)
     none = simulate(graph.schedule, hardware, None)
     assert judged.peak_hbm_bytes <= none.peak_hbm_bytes

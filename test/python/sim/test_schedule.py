@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.passes.pipeline import PipelinePass
@@ -32,7 +32,7 @@ def _schedule(name: str, capacity: str | None = None) -> Schedule:
         PipelinePass(hbm_capacity=capacity, place_arguments=True).apply(
             make_context(), module
         )
-    return program_schedules(module, load_hardware("ascend-910c"))[0]
+    return Program(module, load_hardware("ascend-910c")).planned
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 from xdsl.context import Context
 
 from hyperoffload.analysis.cost import CostModelError
-from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.program import Program
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import Hardware, HardwareError, load_hardware
 from hyperoffload.sim.policies import (
@@ -39,11 +39,9 @@ def hardware() -> Hardware:
 
 
 def schedules(ctx: Context, hardware: Hardware, text: str) -> tuple[Schedule, Schedule]:
-    planned, stripped, unknown = program_schedules(
-        parse_mlir(ctx, text, "t.mlir"), hardware
-    )
-    assert not unknown
-    return planned, stripped
+    program = Program(parse_mlir(ctx, text, "t.mlir"), hardware)
+    assert not program.unknown_ops
+    return program.planned, program.reference
 
 
 def run(
@@ -285,10 +283,10 @@ func.func @u(%x: {T}) -> {T} {{
   func.return %y : {T}
 }}
 func.func private @opaque({T}) -> {T}"""
-    planned, _, unknown = program_schedules(parse_mlir(ctx, text, "u.mlir"), hardware)
-    assert unknown == {"func.call"}
+    program = Program(parse_mlir(ctx, text, "u.mlir"), hardware)
+    assert program.unknown_ops == {"func.call"}
     # costed by its bytes (x and y, 2048 B) at HBM bandwidth
-    assert simulate(planned, hardware).compute_s == pytest.approx(2.048 * US)
+    assert simulate(program.planned, hardware).compute_s == pytest.approx(2.048 * US)
 
 
 def test_malformed_hardware_file_is_a_clear_error(tmp_path: Path) -> None:

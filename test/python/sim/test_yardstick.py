@@ -18,7 +18,7 @@ import pytest
 from calibration import layer_linear_params
 from xdsl.context import Context
 
-from hyperoffload.analysis.extract import program_schedules
+from hyperoffload.analysis.program import Program
 from hyperoffload.frontend import ModelConfig, get_config
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.sim.hardware import load_hardware
@@ -38,7 +38,7 @@ def _none(ctx: Context, path: Path, preset: str) -> tuple[SimResult, int]:
     """The unconstrained run, and the bytes of the program's tensor arguments."""
     hardware = load_hardware(preset)
     module = parse_mlir(ctx, path.read_text(), str(path))
-    _, stripped, _ = program_schedules(module, hardware)
+    stripped = Program(module, hardware).reference
     arguments = sum(b.bytes for b in stripped.buffers if b.kind == "argument")
     return simulate(stripped, hardware, record=False), arguments
 
