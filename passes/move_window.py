@@ -41,6 +41,7 @@ from hyperoffload.planning.fetch_windows import prefetch_windows
 from hyperoffload.planning.placement import MoveOptions, keeps, place_prefetches
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.simulator import simulate
+from hyperoffload.support.positions import SkeletonPosition
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,8 @@ def move_window(function: FuncOp, hardware: Hardware, options: MoveOptions) -> N
     windows = prefetch_windows(skeleton, prefetches, hardware)
     target = hardware.hbm_capacity
     moved = place_prefetches(windows, start, live, target, options)
-    positions = offload_positions(
-        skeleton, dict(zip(prefetches, moved, strict=True)), graph.fusion
-    )
+    placed = {p: SkeletonPosition(m) for p, m in zip(prefetches, moved, strict=True)}
+    positions = offload_positions(skeleton, placed, graph.fusion)
     before = simulate(extract_schedule(function, costs), hardware, None, record=False)
     reorder(skeleton, positions)
     after = simulate(extract_schedule(function, costs), hardware, None, record=False)

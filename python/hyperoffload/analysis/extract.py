@@ -72,6 +72,7 @@ from hyperoffload.sim.schedule import (
     Transfer,
     Wait,
 )
+from hyperoffload.support.positions import ComputeStep, OpIndex
 from hyperoffload.support.tiers import Tier
 
 
@@ -118,8 +119,8 @@ class _Extractor:
         self.detached: set[int] = set()
         self.transfers = 0
         self.computes = 0
-        self.producer: dict[SSAValue, int] = {}  # value -> compute index that wrote it
-        self.compute_of_op: dict[int, int] = {}  # top-level op index -> compute index
+        self.producer: dict[SSAValue, ComputeStep] = {}  # value -> the step writing it
+        self.compute_of_op: dict[OpIndex, ComputeStep] = {}  # op -> its compute step
         self.forward_end: int | None = None
         self.fresh: set[SSAValue] = set()  # inits each consumer writes afresh
 
@@ -336,9 +337,10 @@ class _Extractor:
             )
         if cost.time_s == 0 and not allocs and not reads:
             return
+        step = ComputeStep(self.computes)
         for result in op.results:
-            self.producer[result] = self.computes
-        self.compute_of_op[index] = self.computes
+            self.producer[result] = step
+        self.compute_of_op[OpIndex(index)] = step
         self.computes += 1
         self.steps.append(
             Compute(
@@ -419,7 +421,7 @@ class Extraction:
     """The device buffer (or copy) each tensor value lives in."""
     owners: list[SSAValue]
     """The value each buffer was made for (an argument, or the result that owns it)."""
-    compute_of_op: dict[int, int]
+    compute_of_op: dict[OpIndex, ComputeStep]
     """Top-level op index -> index of its compute step (ops with a step only)."""
     fusion: Fusion
     """The kernels the schedule's compute steps stand for."""

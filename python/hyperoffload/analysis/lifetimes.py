@@ -36,6 +36,7 @@ from hyperoffload.dialects.hyperoffload import (
 )
 from hyperoffload.dialects.residency import ancestor_in, describe
 from hyperoffload.sim.schedule import Compute, Free, Schedule, Transfer
+from hyperoffload.support.positions import ComputeStep, OpIndex
 from hyperoffload.support.tiers import Tier
 
 CATEGORY_ATTR = "hyperoffload.category"
@@ -51,8 +52,8 @@ CATEGORIES: tuple[Category, ...] = ("params", "activations", "optimizer", "kv")
 class Gap:
     """An idle interval of a value between its uses at ops `after` and `before`."""
 
-    after: int
-    before: int
+    after: OpIndex
+    before: OpIndex
     ops: int
     time_s: float
 
@@ -62,9 +63,9 @@ class ValueInfo:
     value: SSAValue
     name: str
     bytes: int
-    producer: int
+    producer: OpIndex
     """Index of the producing op; -1 for a function argument."""
-    uses: list[int]
+    uses: list[OpIndex]
     category: str
     tier: Tier
     """Where the value lives when produced: `hbm`, or the tier of an argument."""
@@ -73,10 +74,10 @@ class ValueInfo:
     gap_list: list[Gap] = field(default_factory=list[Gap])
 
     @property
-    def last_use(self) -> int:
+    def last_use(self) -> OpIndex:
         return self.uses[-1] if self.uses else self.producer
 
-    def last_use_before(self, position: int) -> int:
+    def last_use_before(self, position: int) -> OpIndex:
         """The last use before op `position` (the producer if none)."""
         return max((u for u in self.uses if u < position), default=self.producer)
 
@@ -98,7 +99,7 @@ class ProgramGraph:
         op_time: list[float],
         values: list[ValueInfo],
         schedule: Schedule,
-        compute_of_op: dict[int, int],
+        compute_of_op: dict[OpIndex, ComputeStep],
         timeline: list[int],
         fusion: Fusion,
     ):
@@ -143,7 +144,7 @@ class ProgramGraph:
         for index, step_index in extraction.compute_of_op.items():
             step = computes[step_index]  # a collective takes no compute-stream time
             op_time[index] = step.time_s if step.stream == "compute" else 0.0
-        position = {op: i for i, op in enumerate(ops)}
+        position = {op: OpIndex(i) for i, op in enumerate(ops)}
         values: list[ValueInfo] = []
         arg_attrs = function.arg_attrs.data if function.arg_attrs else ()
         for arg in function.args:
@@ -164,7 +165,7 @@ class ProgramGraph:
                     arg,
                     describe(arg),
                     tensor_bytes(arg, function),
-                    -1,
+                    OpIndex(-1),
                     [],
                     category.data if isinstance(category, StringAttr) else "params",
                     tier,
@@ -179,7 +180,7 @@ class ProgramGraph:
                             result,
                             describe(result),
                             tensor_bytes(result, op),
-                            index,
+                            OpIndex(index),
                             [],
                             "activations",
                             Tier.HBM,
@@ -198,7 +199,7 @@ class ProgramGraph:
         )
         fusion = extraction.fusion
         for info in values:
-            uses: set[int] = set()
+            uses: set[OpIndex] = set()
             # (use, kernel) spans: read later, by a kernel, through a fused op
             held: list[tuple[int, int]] = []
             for use in info.value.uses:
@@ -224,7 +225,7 @@ class ProgramGraph:
 
 def memory_timeline(
     schedule: Schedule,
-    compute_of_op: dict[int, int],
+    compute_of_op: dict[OpIndex, ComputeStep],
     num_ops: int,
     program: Schedule | None = None,
 ) -> list[int]:
@@ -255,7 +256,7 @@ def memory_timeline(
     timeline: list[int] = []
     current = sum(b.bytes for b in schedule.buffers if b.initial and b.tier == Tier.HBM)
     for index in range(num_ops):
-        step = compute_of_op.get(index)
+        step = compute_of_op.get(OpIndex(index))
         if step is not None:
             timeline.append(peak_in_step[step])
             current = after_step[step]

@@ -54,6 +54,7 @@ import numpy as np
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.schedule import Compute, Free
+from hyperoffload.support.positions import OpIndex
 from hyperoffload.support.tiers import Tier
 
 WINDOWS = 64
@@ -247,7 +248,7 @@ def link_lower_bound(
         if resident and info.buffer in kept_to_end and info.last_use < n - 1:
             # held to the end (an argument): out after its last use once stored,
             # never fetched
-            gaps.append(Gap(info.last_use, n, n - 1 - info.last_use, 0.0))
+            gaps.append(Gap(info.last_use, OpIndex(n), n - 1 - info.last_use, 0.0))
         # the kept ops of each gap, and those a whole transfer frees
         within = [
             [j for j in range(g.after + 1, min(g.before, n)) if j in kept] for g in gaps

@@ -32,6 +32,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
 )
 from hyperoffload.dialects.residency import ancestor_in
+from hyperoffload.support.positions import SkeletonPosition
 
 
 class Rank(IntEnum):
@@ -51,15 +52,15 @@ class Skeleton:
         self.block = block
         self.body = list(block.ops)
         self.ops = [op for op in self.body if not isinstance(op, OFFLOAD_OPS)]
-        self.index = {op: i for i, op in enumerate(self.ops)}
+        self.index = {op: SkeletonPosition(i) for i, op in enumerate(self.ops)}
         # for every body op, the skeleton index of the first skeleton op at or after it
-        self._next: dict[Operation, int] = {}
-        following = len(self.ops)
+        self._next: dict[Operation, SkeletonPosition] = {}
+        following = SkeletonPosition(len(self.ops))
         for op in reversed(self.body):
             following = self.index.get(op, following)
             self._next[op] = following
 
-    def holder(self, op: Operation) -> int | None:
+    def holder(self, op: Operation) -> SkeletonPosition | None:
         """Skeleton index of the skeleton op holding `op` (None: an offload op)."""
         current: Operation | None = op
         while current is not None and current not in self.index:
@@ -71,21 +72,21 @@ class Skeleton:
             current = current.parent_op()
         return None if current is None else self.index[current]
 
-    def position_of(self, op: Operation) -> int:
+    def position_of(self, op: Operation) -> SkeletonPosition:
         """The position of body op `op`: the index of the first skeleton op at or after it."""
         return self._next[op]
 
-    def producer_of_operand(self, op: Operation) -> int:
+    def producer_of_operand(self, op: Operation) -> SkeletonPosition:
         """The skeleton op after which the value `op` reads exists (-1: entry)."""
         value = op.operands[0]
         owner = value.owner
         if isinstance(value, BlockArgument) or not isinstance(owner, Operation):
-            return -1
+            return SkeletonPosition(-1)
         if owner in self.index:
             return self.index[owner]
-        return self.position_of(owner) - 1  # produced by an offload op
+        return SkeletonPosition(self.position_of(owner) - 1)  # made by an offload op
 
-    def last_reader(self, detach: DetachOp, fusion: Fusion) -> int:
+    def last_reader(self, detach: DetachOp, fusion: Fusion) -> SkeletonPosition:
         """
         The last skeleton op reading the detached value's buffer: the value
         a view chain starts from and every view of it (a detached slice
@@ -95,7 +96,7 @@ class Skeleton:
         while isinstance(root.owner, VIEW_OPS) and root.owner.operands:
             root = root.owner.operands[0]
         values: list[SSAValue] = [root]
-        uses: list[int | None] = []
+        uses: list[SkeletonPosition | None] = []
         while values:
             for use in values.pop().uses:
                 holder = ancestor_in(self.block, use.operation)
@@ -103,22 +104,24 @@ class Skeleton:
                 uses += [self.holder(use.operation), *map(self.holder, readers)]
                 if isinstance(use.operation, VIEW_OPS) and use.index == 0:
                     values += use.operation.results
-        last = max((u for u in uses if u is not None), default=-1)
+        last = max((u for u in uses if u is not None), default=SkeletonPosition(-1))
         return max(last, self.producer_of_operand(detach))
 
 
 def offload_positions(
-    skeleton: Skeleton, prefetches: dict[PrefetchOp, int], fusion: Fusion
-) -> dict[Operation, tuple[int, Rank]]:
+    skeleton: Skeleton, prefetches: dict[PrefetchOp, SkeletonPosition], fusion: Fusion
+) -> dict[Operation, tuple[SkeletonPosition, Rank]]:
     """Where each offload op goes: prefetches as given, stores and detaches by their anchors."""
-    positions: dict[Operation, tuple[int, Rank]] = {
+    positions: dict[Operation, tuple[SkeletonPosition, Rank]] = {
         prefetch: (position, Rank.PREFETCH) for prefetch, position in prefetches.items()
     }
     for offload in skeleton.body:
         if isinstance(offload, StoreOp):
-            position, rank = skeleton.producer_of_operand(offload) + 1, Rank.STORE
+            position = SkeletonPosition(skeleton.producer_of_operand(offload) + 1)
+            rank = Rank.STORE
         elif isinstance(offload, DetachOp):
-            position, rank = skeleton.last_reader(offload, fusion) + 1, Rank.DETACH
+            position = SkeletonPosition(skeleton.last_reader(offload, fusion) + 1)
+            rank = Rank.DETACH
         else:
             continue
         owner = offload.operands[0].owner
@@ -128,7 +131,9 @@ def offload_positions(
     return positions
 
 
-def reorder(skeleton: Skeleton, positions: dict[Operation, tuple[int, Rank]]) -> None:
+def reorder(
+    skeleton: Skeleton, positions: dict[Operation, tuple[SkeletonPosition, Rank]]
+) -> None:
     """Rebuild the block: skeleton ops in order, offload ops at (position, rank)."""
     before: dict[int, list[tuple[Rank, Operation]]] = {}
     for op, (position, rank) in positions.items():
@@ -148,7 +153,9 @@ def restore(block: Block, order: list[Operation]) -> None:
     block.add_ops(order)
 
 
-def arrange(block: Block, prefetches: dict[PrefetchOp, int], fusion: Fusion) -> None:
+def arrange(
+    block: Block, prefetches: dict[PrefetchOp, SkeletonPosition], fusion: Fusion
+) -> None:
     """Arrange the offload ops of `block`, each prefetch at its given position."""
     skeleton = Skeleton(block)
     reorder(skeleton, offload_positions(skeleton, prefetches, fusion))

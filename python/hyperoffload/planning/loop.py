@@ -56,6 +56,7 @@ from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.layout import DEFAULT_ALIGNMENT
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, simulate
+from hyperoffload.support.positions import SkeletonPosition
 
 
 @dataclass(frozen=True)
@@ -405,7 +406,7 @@ class PlanningLoop:
         # positions count the ops the plan wrote too (recomputations)
         block = function.body.block
         index = Skeleton(block).index
-        positions: dict[PrefetchOp, int] = {
+        positions: dict[PrefetchOp, SkeletonPosition] = {
             prefetches[k]: index[ops[moved[k][0]]] for k in order
         }
         arrange(block, positions, fusion)

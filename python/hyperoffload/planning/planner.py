@@ -109,6 +109,7 @@ from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.sim.moves import Move, Recompute, apply_moves
 from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, simulate
+from hyperoffload.support.positions import OpIndex
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 
@@ -497,7 +498,9 @@ class _Planner:
         compress = self.compress_of(info)
         if views:
             uses = sorted({use for v in (info, *views) for use in v.uses})
-            entry = Gap(-1, uses[0], uses[0], self.graph.time_between(-1, uses[0]))
+            entry = Gap(
+                OpIndex(-1), uses[0], uses[0], self.graph.time_between(-1, uses[0])
+            )
             info = replace(info, uses=uses, gap_list=[entry])
             return ValuePlan(
                 info, [entry], stored=False, initially_out=True, compress=compress
@@ -665,7 +668,7 @@ class _Planner:
         if busy >= gap.before:
             return None
         return Gap(
-            busy,
+            OpIndex(busy),
             gap.before,
             gap.before - busy - 1,
             self.graph.time_between(busy, gap.before),

@@ -13,6 +13,7 @@ from small_graphs import graph_of, round_hardware
 from xdsl.context import Context
 
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
+from hyperoffload.support.positions import OpIndex
 
 US = 1e-6
 KB = 1024
@@ -178,7 +179,7 @@ def test_a_value_read_by_a_fused_op_is_held_until_its_kernel(ctx: Context):
     values = by_name(build(ctx, text))
     assert values["%x"].uses == [1, 2]
     # only the entry gap, over the tensor.empty (op 0, no time)
-    assert values["%x"].gaps() == [Gap(-1, 1, 1, 0.0)]
+    assert values["%x"].gaps() == [Gap(OpIndex(-1), OpIndex(1), 1, 0.0)]
     # the fused intermediate has no buffer of its own
     assert values["%s"].buffer is None
     assert values["%m"].buffer is not None

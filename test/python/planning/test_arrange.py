@@ -24,6 +24,7 @@ from hyperoffload.planning.arrange import (
     reorder,
 )
 from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.support.positions import SkeletonPosition as At
 
 M = "tensor<16x16xf32>"
 T = "tensor<256xf32>"
@@ -117,7 +118,9 @@ def test_offload_positions(ctx: Context):
     w_1 = offload(function, PrefetchOp, "w")
     assert isinstance(u_1, PrefetchOp)
     assert isinstance(w_1, PrefetchOp)
-    positions = offload_positions(skeleton, {u_1: 3, w_1: 4}, fusion_of(function))
+    positions = offload_positions(
+        skeleton, {u_1: At(3), w_1: At(4)}, fusion_of(function)
+    )
     named = {
         f"{op.name.removeprefix('hyperoffload.')} {op.operands[0].name_hint}": at
         for op, at in positions.items()
@@ -141,7 +144,7 @@ def test_arrange_puts_each_offload_op_by_its_anchor(ctx: Context):
     w_1 = offload(function, PrefetchOp, "w")
     assert isinstance(u_1, PrefetchOp)
     assert isinstance(w_1, PrefetchOp)
-    arrange(function.body.block, {u_1: 3, w_1: 4}, fusion_of(function))
+    arrange(function.body.block, {u_1: At(3), w_1: At(4)}, fusion_of(function))
     verify_module(module_of(function))
     assert body(function) == [
         f"%m = arith.mulf %x, %x : {M}",
@@ -180,7 +183,7 @@ def test_prefetches_at_one_position_keep_the_order_given(ctx: Context):
     for order in (("w", "u"), ("u", "w")):
         function = parsed(ctx, TWO_FETCHES)
         fetches = [offload(function, PrefetchOp, name) for name in order]
-        positions = {f: 0 for f in fetches if isinstance(f, PrefetchOp)}
+        positions = {f: At(0) for f in fetches if isinstance(f, PrefetchOp)}
         arrange(function.body.block, positions, fusion_of(function))
         lines = body(function)
         assert [line.split(" = ")[0] for line in lines[:2]] == [
@@ -218,7 +221,7 @@ def test_rank_orders_the_offload_ops_at_one_position(ctx: Context):
     w_1 = offload(function, PrefetchOp, "w")
     assert isinstance(u_1, PrefetchOp)
     assert isinstance(w_1, PrefetchOp)
-    arrange(function.body.block, {u_1: 2, w_1: 2}, fusion_of(function))
+    arrange(function.body.block, {u_1: At(2), w_1: At(2)}, fusion_of(function))
     verify_module(module_of(function))
     assert body(function) == [
         f"%a = arith.mulf %x, %x : {T}",
@@ -241,13 +244,13 @@ def test_reorder_sorts_each_position_by_rank(ctx: Context):
     skeleton = Skeleton(function.body.block)
     u_1 = offload(function, PrefetchOp, "u")
     w_1 = offload(function, PrefetchOp, "w")
-    positions: dict[Operation, tuple[int, Rank]] = {
-        offload(function, DetachOp, "u"): (2, Rank.DETACH_AFTER_PREFETCH),
-        u_1: (2, Rank.PREFETCH),
-        offload(function, DetachOp, "a"): (2, Rank.DETACH),
-        offload(function, StoreOp, "b"): (2, Rank.STORE),
-        w_1: (2, Rank.PREFETCH),
-        offload(function, DetachOp, "w"): (3, Rank.DETACH),
+    positions: dict[Operation, tuple[At, Rank]] = {
+        offload(function, DetachOp, "u"): (At(2), Rank.DETACH_AFTER_PREFETCH),
+        u_1: (At(2), Rank.PREFETCH),
+        offload(function, DetachOp, "a"): (At(2), Rank.DETACH),
+        offload(function, StoreOp, "b"): (At(2), Rank.STORE),
+        w_1: (At(2), Rank.PREFETCH),
+        offload(function, DetachOp, "w"): (At(3), Rank.DETACH),
     }
     reorder(skeleton, positions)
     assert [
