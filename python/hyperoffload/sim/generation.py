@@ -44,10 +44,11 @@ result.tokens_per_s, result.blocks_moved_per_token
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from itertools import zip_longest
 from typing import Any
+
+import numpy as np
 
 from hyperoffload.sim.compression import compression
 from hyperoffload.sim.hardware import Hardware
@@ -63,6 +64,7 @@ from hyperoffload.sim.schedule import (
 )
 from hyperoffload.sim.simulator import Eviction, Runtime, SimResult, simulate
 from hyperoffload.support.quantize import Compression
+from hyperoffload.support.serial_link import issue_just_in_time
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes, format_seconds
 
@@ -355,21 +357,14 @@ def _just_in_time(
     """
     For each fetch (in read order), the compute step before which it is
     issued so that it lands just before its read, latest first on a serial
-    link: as little time in HBM as hiding allows.
+    link (`issue_just_in_time`): as little time in HBM as hiding allows.
     """
-    starts = [0.0]
-    for compute in calls.computes:
-        starts.append(starts[-1] + compute.time_s)
+    free = np.array([compute.time_s for compute in calls.computes], dtype=np.float64)
     issues = [0] * len(fetches)
-    free_from = float("inf")  # the link is busy from here on (later fetches)
     for n in range(len(fetches) - 1, -1, -1):
-        first = fetches[n][0]
-        move = moves[n]
-        link = hardware.link(move.link)
-        landed = min(starts[first], free_from)
-        begin = landed - link.transfer_time(move.bytes, to_device=True)
-        free_from = begin
-        issues[n] = max(0, bisect_right(starts, begin) - 1)
+        link = hardware.link(moves[n].link)
+        seconds = link.transfer_time(moves[n].bytes, to_device=True)
+        issues[n] = issue_just_in_time(free, 0, fetches[n][0], seconds)
     return issues
 
 
