@@ -117,7 +117,9 @@ def _bounds(preset: dict[str, Any], limit: float) -> list[str]:
         f"link to itself); peak >= {format_bytes(lp)} within {limit:.0%} (the LP "
         f"bound that counts the link: {info['windows']} windows, "
         f"{info['columns']:,} columns, {info['rows']:,} rows, {info['status']}, "
-        f"{info['seconds']:.1f} s); time >= {time_bound}",
+        f"{info['seconds']:.1f} s"
+        + (f", added on {info['added']}" if "added" in info else "")
+        + f"); time >= {time_bound}",
         f"- ours achieves {share} of the possible saving (`none`'s peak less the "
         "LP bound)",
     ]
@@ -148,6 +150,9 @@ def lp_bound_words(
     notes: list[str] = []
     if none_peak > 0:
         notes.append(f"{bound / none_peak - 1:+.1%}".replace("-", minus))
+    added = (info or {}).get("added")
+    if added is not None:
+        notes.append(f"computed on {added} on the run's program")
     if status != "Optimal":
         seconds = (info or {}).get("seconds")
         after = "" if seconds is None else f" after {seconds:.0f} s"

@@ -19,13 +19,15 @@ result = scenario.run(Context(work=Path("build/bench"), out=Path("out"), log=pri
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from hyperoffload.analysis.bounds import memory_lower_bound
+from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.analysis.link_bound import LinkBound, link_lower_bound
 from hyperoffload.benchmark.peers import (
     OURS,
@@ -110,6 +112,10 @@ def _workload_fields(workload: Workload) -> dict[str, Any]:
     }
 
 
+LP_TIME_LIMIT_S = 900.0
+"""HiGHS's time for the LP bound of one preset (the 32-layer steps' take minutes)."""
+
+
 def lp_bound_fields(link: LinkBound) -> dict[str, Any]:
     """
     A peak result's fields for the LP bound that counts the link, as the
@@ -162,6 +168,25 @@ class PeakAtSlowdown:
             "presets": presets,
         }
 
+    def lp_bounds(self, ctx: Context) -> Iterator[tuple[str, int, LinkBound]]:
+        """
+        Each preset's name, `none`'s peak and the LP bound at the limit, as
+        `run` computes them first, without planning or the peers (for
+        results from before the bound: the same program gives the same
+        bound).
+        """
+        for hardware, workload in preset_workloads(
+            self.export, self.presets, self.hbm_capacity, ctx.work, ctx.log
+        ):
+            none = workload.baseline(hardware).none
+            graph = ProgramGraph.build(
+                main_function(workload.module), CostModel(hardware)
+            )
+            link = link_lower_bound(
+                graph, hardware, self.limit, time_limit_s=LP_TIME_LIMIT_S
+            )
+            yield hardware.name, none.peak_hbm_bytes, link
+
     def _preset(
         self, workload: Workload, hardware: Hardware, ctx: Context
     ) -> dict[str, Any]:
@@ -171,7 +196,9 @@ class PeakAtSlowdown:
         log = ctx.log
         search = PolicySearch(workload, baseline, self.limit, log, self.place_arguments)
         # first: the bound fails fast where the rest takes long
-        link = link_lower_bound(search.graph, hardware, self.limit, time_limit_s=900)
+        link = link_lower_bound(
+            search.graph, hardware, self.limit, time_limit_s=LP_TIME_LIMIT_S
+        )
         log(
             f"{name}: none peaks at {none.peak_hbm_bytes / 1e9:.2f} GB; LP bound at "
             f"{self.limit:.0%}: {link.bytes / 1e9:.2f} GB ({link.status}, "
