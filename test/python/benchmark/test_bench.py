@@ -183,3 +183,30 @@ def test_seed_training(quick: tuple[dict[str, Any], Path]) -> None:
     assert ours["fits"]
     assert ours["peak_hbm_bytes"] <= scenario["capacity_bytes"]
     assert [p["gb_per_s"] for p in scenario["sweep"]] == [70.0]
+
+
+def test_a_bound_added_after_the_run_is_the_runs_own(
+    quick: tuple[dict[str, Any], Path],
+) -> None:
+    """
+    `bench/results_summary.py --lp-bound NAME` on results from before the
+    bound: computed again on the program the run cached, it is the run's;
+    a program whose `none` peak is not the run's is refused.
+    """
+    import copy
+
+    import results_summary
+
+    results, out = quick
+    ran = _scenario(results, "tiny-llama-train")["presets"][0]
+    again = copy.deepcopy(results)
+    preset = _scenario(again, "tiny-llama-train")["presets"][0]
+    del preset["lp_bound_bytes"], preset["lp_bound"]
+    preset["fraction_of_possible_saving"] = None
+    results_summary.add_lp_bounds(again, "tiny-llama-train", out / "work")
+    assert preset["lp_bound_bytes"] == ran["lp_bound_bytes"]
+    assert preset["fraction_of_possible_saving"] == ran["fraction_of_possible_saving"]
+    assert preset["lp_bound"]["added"]
+    preset["rows"][0]["peak_hbm_bytes"] += 1  # `none`'s: another program
+    with pytest.raises(results_summary.StaleProgram, match="tiny-llama-train"):
+        results_summary.add_lp_bounds(again, "tiny-llama-train", out / "work")
