@@ -71,10 +71,8 @@ def _at_limit(s: dict[str, Any] | None, limit: float) -> dict[str, Any] | None:
     return next((e for e in s["limits"] if abs(e["limit"] - limit) < 1e-9), None)
 
 
-def _peak_row(
-    whole: dict[str, Any], limit: float, shorter: dict[str, Any] | None = None
-) -> str:
-    """The peak at `limit` on the whole step, else on the shorter one, labelled."""
+def _peak_row(whole: dict[str, Any], limit: float) -> str:
+    """The peak at `limit` on the whole step (never a shorter step's figure)."""
     s, depth = whole, ""
     entry: dict[str, Any] | None = _at_limit(whole, limit)
     swept = next(
@@ -88,8 +86,6 @@ def _peak_row(
     if entry is None and swept is not None and limit == max(_limits(whole)):
         depth = ", the sweep's plan: the planner's estimate on the graph"
         entry = dict[str, Any](limit=limit, ours=swept, peer=None)
-    if entry is None and shorter is not None and _at_limit(shorter, limit):
-        s, depth, entry = shorter, ", 4 of 32 layers", _at_limit(shorter, limit)
     in_backward = "--optimizer-in-backward" in s.get("command", "")
     if in_backward:
         depth += ", optimizer step in the backward pass"
@@ -99,14 +95,14 @@ def _peak_row(
     )
     seeds = "-42% at +1.3%" if limit <= 0.013 else "(the seeds give +1.3% only)"
     if entry is None:
-        return f"| {claim} | {seeds} | not run at this limit | | | |"
+        return f"| {claim} | {seeds} | not run at this limit on this step | | | |"
     ours, peer = entry["ours"], entry.get("peer")
     none, base = _none_peak(s)
     bound = peak_bound(s, limit) - (s["none"]["peak_hbm_bytes"] - none)
     reduction = 1 - ours["peak_hbm_bytes"] / none
     reached = -reduction <= -0.42 and ours["slowdown"] <= limit
     best = (
-        "-"
+        ("-" if s.get("peers_searched", True) else "not searched on this step")
         if peer is None
         else f"`{peer['policy']}` {-_reduction(peer, s, none):+.1%} at {peer['slowdown']:+.2%}"
     )
@@ -210,8 +206,26 @@ def _iteration_row(
     base = fitting_baseline(s)
     bound = fixed_bound_s(s)
     none = s["none"]
-    if "makespan_s" not in ours or base is None:
-        return f"| {claim} | {figure} | {ours.get('setting', '-')} | - | {_secs(bound)} | |"
+    if "makespan_s" not in ours:
+        peer = "-" if base is None else f"`{base[0]}` {_secs(base[1]['makespan_s'])}"
+        return (
+            f"| {claim} | {figure} | {ours.get('setting', 'not run on this step')} "
+            f"| {peer} | {_secs(bound)} | |"
+        )
+    if base is None:
+        ran = (
+            "no peer was run in it on this step"
+            if not s["fixed"].keys() - {"hyperoffload"}
+            else "no peer fits it"
+        )
+        return (
+            f"| {claim} | {figure} | unconstrained {_secs(none['makespan_s'])}; "
+            f"**{_secs(ours['makespan_s'])}**"
+            + ("" if ours["fits"] else f", does not fit {capacity}")
+            + f" (exposed {_secs(ours['exposed_transfer_s'])}) | {ran} | "
+            f"{_secs(bound)} (offload alone); compute {_secs(compute_bound_s(s))} "
+            f"at peak FLOPs | not compared: {ran} |"
+        )
     policy, peer = base
     change = ours["makespan_s"] / peer["makespan_s"] - 1
     fits = "" if ours["fits"] else f", does not fit {capacity}"
@@ -289,19 +303,18 @@ def _runtime_row(s: dict[str, Any]) -> str:
         "end to end, exposed transfer, defragmentation"
     )
     runtime, ours = s["fixed"].get("runtime-prefetch"), s["fixed"].get("hyperoffload")
-    if (
-        not runtime
-        or "makespan_s" not in runtime
-        or not ours
-        or "makespan_s" not in ours
-    ):
+    if not runtime or "makespan_s" not in runtime:
         return f"| {claim} | 2.7x worse, 9 s exposed, 6.7 s defragmenting | not run | | | |"
     excess = runtime["arena_bytes"] - runtime["peak_hbm_bytes"]
+    against = (
+        f"**{_secs(runtime['makespan_s'])}** (ours not run in it on this step)"
+        if not ours or "makespan_s" not in ours
+        else f"**{runtime['makespan_s'] / ours['makespan_s']:.2f}x** ours' time "
+        f"({_secs(runtime['makespan_s'])} against {_secs(ours['makespan_s'])})"
+    )
     return (
         f"| {claim} | 2.7x worse, 9 s exposed, 6.7 s defragmenting "
-        f"| `runtime-prefetch` **{runtime['makespan_s'] / ours['makespan_s']:.2f}x** "
-        f"ours' time ({_secs(runtime['makespan_s'])} against "
-        f"{_secs(ours['makespan_s'])}), {_secs(runtime['exposed_transfer_s'])} "
+        f"| `runtime-prefetch` {against}, {_secs(runtime['exposed_transfer_s'])} "
         f"exposed; its allocator needs {format_bytes(runtime['arena_bytes'])} of "
         f"addresses for {format_bytes(runtime['peak_hbm_bytes'])} live "
         f"({runtime['arena_bytes'] / runtime['peak_hbm_bytes'] - 1:+.1%}: "
@@ -493,10 +506,9 @@ def claims_table(scenarios: Scenarios) -> str:
             _missing("LLaMA-8B training", "-42% at +1.3%", "llama3-8b-seed-training")
         )
     else:
-        shorter = scenarios.get("llama3-8b-seed-training-4-layers")
         rows += [
-            _peak_row(llama, 0.013, shorter),
-            _peak_row(llama, 0.02, shorter),
+            _peak_row(llama, 0.013),
+            _peak_row(llama, 0.02),
             _iteration_row(llama),
             _sweep_row(llama),
             _runtime_row(llama),
@@ -540,6 +552,41 @@ def deepseek_note(s: dict[str, Any] | None) -> str:
         f"({compute / step:.0%} of the step); {s['tokens']:,} tokens. The "
         f"optimizer states are {format_bytes(s['state_bytes'])} in all "
         f"(float32 master weights and moments of this device's shards).\n"
+    )
+
+
+LLAMA_BEGIN = "<!-- seed-note-llama:begin -->"
+LLAMA_END = "<!-- seed-note-llama:end -->"
+
+
+def llama_note(s: dict[str, Any] | None) -> str:
+    """What ran of the LLaMA-8B step: its program, its measured step, its parts."""
+    if s is None:
+        return "- **What ran**: `llama3-8b-seed-training` is not in the results.\n"
+    none = s["none"]
+    step, compute = none["makespan_s"], compute_bound_s(s)
+    ran = s.get("ran")
+    how = (
+        ""
+        if ran is None
+        else "; then in parts, one process each (`bench/seed_parts.py`): "
+        + ", ".join(f"`{r['part']}` {r['wall_s'] / 60:.0f} min" for r in ran)
+    )
+    peers = (
+        ""
+        if s.get("peers_searched", True)
+        else " The peers' searches within a limit were not run on this step "
+        "(its rows say so); those of the step cut to 4 layers are in "
+        "[benchmarks/seeds/results.md](benchmarks/seeds/results.md), and no "
+        "figure of that shorter step is in the table above."
+    )
+    return (
+        f"- **What ran** (`{s['command']}`, {s['ops']:,} ops): unconstrained on "
+        f"`{s['hardware']}` the step takes {_secs(step)} ({step / 5.2 - 1:+.1%} "
+        f"against the seeds' 5,200 ms), peak {format_bytes(none['peak_hbm_bytes'])}; "
+        f"its {s['flops'] / 1e12:,.1f} TFLOP take {_secs(compute)} at the bf16 "
+        f"peak; its optimizer states are {format_bytes(s['state_bytes'])}. Parsed "
+        f"in {s['parse_s'] / 60:.0f} min{how}.{peers}\n"
     )
 
 
@@ -665,6 +712,8 @@ def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) 
     document = replace_between(options.output.read_text(), table)
     note = deepseek_note(scenarios.get("deepseek-v3-seed-training"))
     document = replace_between(document, note, NOTE_BEGIN, NOTE_END)
+    llama = llama_note(scenarios.get("llama3-8b-seed-training"))
+    document = replace_between(document, llama, LLAMA_BEGIN, LLAMA_END)
     outputs.put(options.output, document)
     outputs.write()
     log(table)

@@ -136,6 +136,20 @@ def with_remote_bandwidth(hardware: Hardware, gb_per_s: float) -> Hardware:
 
 
 @dataclass(frozen=True)
+class Step:
+    """A seed step loaded once: its program, `none`'s run and what it returns."""
+
+    workload: Workload
+    baseline: Baseline
+    states: frozenset[int]
+    """The optimizer states' argument positions."""
+    tail_bytes: int
+    """What it returns to the pool after its last matmul."""
+    capacity: int
+    """The fixed HBM of the iteration comparison, in bytes."""
+
+
+@dataclass(frozen=True)
 class SeedTraining:
     name: str
     title: str
@@ -159,22 +173,53 @@ class SeedTraining:
     """What to run: the peaks at the limits (with the peers), the fixed HBM
     (`fixed` reads the recomputation peers' points from `peak`), the sweep."""
 
-    def run(self, ctx: Context) -> dict[str, Any]:
-        ctx.out.mkdir(parents=True, exist_ok=True)
+    def load(self, ctx: Context) -> Step:
+        """The step exported, parsed and run by `none` (unlimited HBM)."""
         unlimited = load_hardware(self.preset, UNLIMITED)
-        workload = load_workload(self.export.on(unlimited), ctx.work, ctx.log)
-        path = ctx.work / self.export.on(unlimited).file_name()
-        text = path.read_text()
+        spec = self.export.on(unlimited)
+        workload = load_workload(spec, ctx.work, ctx.log)
+        text = (ctx.work / spec.file_name()).read_text()
         states = state_arguments(text[:1_000_000])
         tail_bytes = returned_after_last_matmul(text)
         del text
         baseline = workload.baseline(unlimited)
         none = baseline.none
-        capacity = load_hardware(self.preset, self.capacity).hbm_capacity
         ctx.log(
             f"none: {none.makespan_s:.3f} s, peak {none.peak_hbm_bytes / 1e9:.2f} GB"
         )
-        updates_after = self._updates_after(unlimited, states, ctx)
+        capacity = load_hardware(self.preset, self.capacity).hbm_capacity
+        return Step(workload, baseline, states, tail_bytes, capacity)
+
+    def figures(self, step: Step) -> dict[str, Any]:
+        """The step's own figures in the results (no policy's but `none`'s)."""
+        spec, unlimited = step.workload.spec, step.baseline.hardware
+        none = step.baseline.none
+        return {
+            "name": self.name,
+            "kind": "seed-training",
+            "title": self.title,
+            "paper": self.paper,
+            "choice": self.choice,
+            "command": spec.command,
+            "hardware": self.preset,
+            "ops": step.workload.ops,
+            "parse_s": step.workload.parse_s,
+            "tokens": spec.tokens,
+            "none": run_figures(none, none, step.states),
+            "flops": total_flops(step.baseline),
+            "peak_flops": unlimited.peak("bf16"),
+            "remote_gb_per_s": unlimited.links[Tier.REMOTE].bandwidth_to_device / 1e9,
+            "state_bytes": state_total(step.baseline, step.states),
+            "returned_after_backward_bytes": step.tail_bytes,
+            "capacity_bytes": step.capacity,
+        }
+
+    def run(self, ctx: Context) -> dict[str, Any]:
+        ctx.out.mkdir(parents=True, exist_ok=True)
+        step = self.load(ctx)
+        workload, baseline, states = step.workload, step.baseline, step.states
+        unlimited, none, capacity = baseline.hardware, baseline.none, step.capacity
+        updates_after = self.updates_after(unlimited, states, ctx)
         search = PolicySearch(
             workload, baseline, max(self.limits), ctx.log, self.place_arguments
         )
@@ -188,18 +233,14 @@ class SeedTraining:
             at_limits = [
                 {
                     "limit": limit,
-                    "ours": self._ours(workload, baseline, limit, states, ctx),
+                    "ours": self.ours_at_limit(workload, baseline, limit, states, ctx),
                     "peer": _best_point(search, limit),
                 }
                 for limit in self.limits
             ]
         if "fixed" in self.parts:
             ctx.log(f"runtimes and ours at {self.capacity}")
-            for runtime in RUNTIMES:
-                best = search.at_capacity(runtime, capacity)
-                fixed[runtime] = _runtime_at(best.result, none) | {
-                    "setting": best.setting
-                }
+            fixed |= runtimes_at(search, capacity)
             for peer in RECOMPUTATION_PEERS:
                 fixed[peer] = _recomputing_at(search, peer, capacity)
             fixed["hyperoffload"] = self.ours_at_capacity(
@@ -209,33 +250,15 @@ class SeedTraining:
             self._sweep_point(workload, baseline, gb, capacity, states, ctx)
             for gb in (self.bandwidths if "sweep" in self.parts else ())
         ]
-        spec = self.export.on(unlimited)
-        return {
-            "name": self.name,
-            "kind": "seed-training",
-            "title": self.title,
-            "paper": self.paper,
-            "choice": self.choice,
-            "command": spec.command,
-            "hardware": self.preset,
-            "ops": workload.ops,
-            "parse_s": workload.parse_s,
-            "tokens": spec.tokens,
-            "none": _figures(none, none, states),
+        return self.figures(step) | {
             "none_updates_after": updates_after,
-            "flops": _flops(baseline),
-            "peak_flops": unlimited.peak("bf16"),
-            "remote_gb_per_s": unlimited.links[Tier.REMOTE].bandwidth_to_device / 1e9,
-            "state_bytes": _state_total(baseline, states),
-            "returned_after_backward_bytes": tail_bytes,
-            "capacity_bytes": capacity,
             "limits": at_limits,
             "rejected": search.rejected,
             "fixed": fixed,
             "sweep": sweep,
         }
 
-    def _updates_after(
+    def updates_after(
         self, hardware: Hardware, states: frozenset[int], ctx: Context
     ) -> dict[str, Any] | None:
         """
@@ -253,9 +276,9 @@ class SeedTraining:
             f"none, updates after the backward pass: {other.makespan_s:.3f} s, "
             f"peak {other.peak_hbm_bytes / 1e9:.2f} GB"
         )
-        return _figures(other, other, states)
+        return run_figures(other, other, states)
 
-    def _ours(
+    def ours_at_limit(
         self,
         workload: Workload,
         baseline: Baseline,
@@ -275,7 +298,7 @@ class SeedTraining:
         verify_module(module)
         planned = Program(module, hardware).planned
         written = simulate(planned, hardware, None)
-        figures = _figures(written, baseline.none, frozenset())
+        figures = run_figures(written, baseline.none, frozenset())
         estimate = simulate(best.schedule, hardware, None)
         figures["state_bytes_at_peak"] = bytes_at_peak(estimate, states)
         figures["arena_bytes"] = planned_arena(written).arena_bytes
@@ -300,7 +323,7 @@ class SeedTraining:
             result = simulate(trial.schedule, hardware, capacity)
         except (PlanError, SimulationError) as err:
             return {"fits": False, "setting": f"no plan: {err}"}
-        figures = _figures(result, none, states)
+        figures = run_figures(result, none, states)
         figures["fits"] = result.oom is None and trial.fits(capacity)
         figures["arena_bytes"] = trial.arena_bytes
         figures["setting"] = "planned at the capacity"
@@ -346,7 +369,7 @@ class SeedTraining:
         search = TargetSearch(loop, hardware.hbm_capacity, limit)
         with silence_diagnostics():
             best = search.run(self.sweep_steps)
-        peak = _figures(best.result, baseline.none, frozenset())
+        peak = run_figures(best.result, baseline.none, frozenset())
         return peak | {"target_bytes": best.target}
 
 
@@ -362,7 +385,7 @@ def _loop(
     return PlanningLoop.for_function(main_function(module), hardware, options)
 
 
-def _figures(
+def run_figures(
     result: SimResult, none: SimResult, states: frozenset[int]
 ) -> dict[str, Any]:
     figures: dict[str, Any] = {
@@ -381,15 +404,25 @@ def _figures(
     return figures
 
 
-def _runtime_at(result: SimResult | None, none: SimResult) -> dict[str, Any]:
+def runtime_at(result: SimResult | None, none: SimResult) -> dict[str, Any]:
     """A runtime's fastest run in the fixed HBM, with the arena its allocator needs."""
     if result is None:
         return {"fits": False, "setting": "no run"}
     arena = runtime_arena(result).arena_bytes
-    return _figures(result, none, frozenset()) | {
+    return run_figures(result, none, frozenset()) | {
         "fits": result.oom is None,
         "arena_bytes": arena,
         "fragmentation": fragmentation(arena, result.peak_hbm_bytes),
+    }
+
+
+def runtimes_at(search: PolicySearch, capacity: int) -> dict[str, Any]:
+    """Each runtime peer's fastest setting in `capacity`."""
+    return {
+        runtime: runtime_at(best.result, search.baseline.none)
+        | {"setting": best.setting}
+        for runtime in RUNTIMES
+        for best in (search.at_capacity(runtime, capacity),)
     }
 
 
@@ -433,7 +466,7 @@ def _best_point(search: PolicySearch, limit: float) -> dict[str, Any] | None:
     }
 
 
-def _state_total(baseline: Baseline, states: Iterable[int]) -> int:
+def state_total(baseline: Baseline, states: Iterable[int]) -> int:
     """Bytes of the optimizer states (argument buffers come first, in order)."""
     buffers = baseline.stripped.buffers
     if any(buffers[i].kind != "argument" for i in states):
@@ -441,7 +474,7 @@ def _state_total(baseline: Baseline, states: Iterable[int]) -> int:
     return sum(buffers[i].bytes for i in states)
 
 
-def _flops(baseline: Baseline) -> float:
+def total_flops(baseline: Baseline) -> float:
     return sum(s.flops for s in baseline.stripped.steps if isinstance(s, Compute))
 
 
@@ -471,12 +504,12 @@ def order_comparison(
         row: dict[str, Any] = {
             "in_backward": in_backward,
             "command": spec.command,
-            "none": _figures(none, none, states),
-            "flops": _flops(baseline),
+            "none": run_figures(none, none, states),
+            "flops": total_flops(baseline),
             "peak_flops": unlimited.peak("bf16"),
             "remote_gb_per_s": unlimited.links[Tier.REMOTE].bandwidth_to_device / 1e9,
             "returned_after_backward_bytes": after,
-            "state_bytes": _state_total(baseline, states),
+            "state_bytes": state_total(baseline, states),
             "ours": {},
         }
         for capacity in capacities:

@@ -89,10 +89,11 @@ def seed_section(scenario: dict[str, Any]) -> list[str]:
             "the peak (offload alone) |",
             "| --- | --- | --- | --- | --- | --- |",
         ]
+        searched = scenario.get("peers_searched", True)
         for entry in scenario["limits"]:
             ours, peer, limit = entry["ours"], entry["peer"], entry["limit"]
             best = (
-                "none within"
+                ("none within" if searched else "not searched on this step")
                 if peer is None
                 else f"`{peer['policy']}` ({peer['setting']}): "
                 f"{format_bytes(peer['peak_hbm_bytes'])} "

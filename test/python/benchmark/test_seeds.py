@@ -307,11 +307,14 @@ def test_claims_in_the_docs_are_their_results() -> None:
         BEGIN,
         DOCUMENT,
         END,
+        LLAMA_BEGIN,
+        LLAMA_END,
         NOTE_BEGIN,
         NOTE_END,
         RESULTS,
         claims_table,
         deepseek_note,
+        llama_note,
     )
 
     results = json.loads(RESULTS.read_text())
@@ -320,3 +323,64 @@ def test_claims_in_the_docs_are_their_results() -> None:
     assert document.split(BEGIN)[1].split(END)[0] == "\n" + claims_table(scenarios)
     note = deepseek_note(scenarios.get("deepseek-v3-seed-training"))
     assert document.split(NOTE_BEGIN)[1].split(NOTE_END)[0] == "\n" + note
+    note = llama_note(scenarios.get("llama3-8b-seed-training"))
+    assert document.split(LLAMA_BEGIN)[1].split(LLAMA_END)[0] == "\n" + note
+
+
+def test_a_step_run_in_parts_says_what_ran() -> None:
+    """
+    Merged from parts without the peers' searches: the peer column says so
+    (not "-"), and the note names each part.
+    """
+    from seed_claims import claims_table, llama_note
+
+    result: dict[str, Any] = {
+        **_result(),
+        "name": "llama3-8b-seed-training",
+        "hardware": "x",
+        "command": "hyperoffload-gen llama3-8b",
+        "ops": 16166,
+        "parse_s": 600.0,
+        "peers_searched": False,
+        "ran": [{"part": "fixed-ours", "wall_s": 120.0}],
+    }
+    row = claims_table({"llama3-8b-seed-training": result}).splitlines()[3]
+    assert "| not searched on this step |" in row
+    note = llama_note(result)
+    assert "`fixed-ours` 2 min" in note
+    assert "-3.8% against the seeds' 5,200 ms" in note  # 5 s
+    assert "not run on this step" in note
+    assert "in parts" not in llama_note(
+        _result() | {"ops": 1, "parse_s": 1.0, "hardware": "x", "command": "c"}
+    )
+    section = "\n".join(seed_section(result))
+    assert "not searched on this step" in section
+    alone = result | {"fixed": {"hyperoffload": result["fixed"]["hyperoffload"]}}
+    row = claims_table({"llama3-8b-seed-training": alone}).splitlines()[4]
+    assert "**6.000 s** (exposed 1.000 s)" in row
+    assert row.endswith("| not compared: no peer was run in it on this step |")
+
+
+def test_parts_combine_into_one_result() -> None:
+    """Each part's figures kept, limits in order; parts of another program refused."""
+    from seed_parts import combine
+
+    base = {**_result(), "command": "c", "parse_s": 60.0, "fixed": {}, "limits": []}
+    peak = base | {
+        "limits": [{"limit": 0.02, "ours": {}, "peer": None}],
+        "ran": [{"part": "peak:0.02", "wall_s": 10.0}],
+    }
+    fixed = base | {
+        "fixed": {"hyperoffload": {"fits": True}},
+        "limits": [{"limit": 0.013, "ours": {}, "peer": None}],
+        "sweep": [],
+        "none_updates_after": {"peak_hbm_bytes": 1},
+        "ran": [{"part": "fixed-ours", "wall_s": 20.0}],
+    }
+    whole = combine([peak, fixed])
+    assert [e["limit"] for e in whole["limits"]] == [0.013, 0.02]
+    assert whole["fixed"] == {"hyperoffload": {"fits": True}}
+    assert whole["none_updates_after"] == {"peak_hbm_bytes": 1}
+    assert whole["wall_s"] == 90.0
+    with pytest.raises(SystemExit, match="different programs"):
+        combine([peak, fixed | {"command": "other"}])
