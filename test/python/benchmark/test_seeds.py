@@ -365,12 +365,18 @@ def test_parts_combine_into_one_result() -> None:
     """Each part's figures kept, limits in order; parts of another program refused."""
     from seed_parts import combine
 
-    base = {**_result(), "command": "c", "parse_s": 60.0, "fixed": {}, "limits": []}
-    peak = base | {
+    base: dict[str, Any] = {
+        **_result(),
+        "command": "c",
+        "parse_s": 60.0,
+        "fixed": {},
+        "limits": [],
+    }
+    peak: dict[str, Any] = base | {
         "limits": [{"limit": 0.02, "ours": {}, "peer": None}],
         "ran": [{"part": "peak:0.02", "wall_s": 10.0}],
     }
-    fixed = base | {
+    fixed: dict[str, Any] = base | {
         "fixed": {"hyperoffload": {"fits": True}},
         "limits": [{"limit": 0.013, "ours": {}, "peer": None}],
         "sweep": [],
