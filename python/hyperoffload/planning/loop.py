@@ -76,6 +76,9 @@ class LoopOptions:
 ARENA_ROUNDS = 3
 """Plans for a lower target tried when a plan's live bytes fit and its arena does not."""
 
+STALL_FACTORS = (1.0, 1.1, 1.2, 1.3)
+"""Targets a plan that waits for its stores is made for, as multiples of the target."""
+
 FUSING_TRIES = 4
 """Values whose recomputation `PlanningLoop.fusing` tries, the cheapest per byte first."""
 
@@ -95,6 +98,11 @@ class Trial:
     moved: bool
     layout: str = "auto"
     alignment: int = DEFAULT_ALIGNMENT
+    capacity: int | None = None
+    """
+    The HBM its simulation ran in: None, unlimited; the target, for a plan
+    that waits for its stores (`PlanningLoop._stalling`).
+    """
 
     @cached_property
     def arena_bytes(self) -> int:
@@ -146,6 +154,7 @@ class PlanningLoop:
         trial = self._unparked(trial, options)
         trial = self._just_in_time(trial, options)
         trial = self._with_fusing(trial)
+        trial = self._stalling(trial, options)
         if options.solver == "milp":  # started from the heuristic, never worse
             exact = partial(self._exact, start=trial.plan)
             trial = _better(self._in_addresses(exact, options), trial)
@@ -221,6 +230,35 @@ class PlanningLoop:
             return trial
         retiring = replace(options, retire_arguments=True)
         return _better(trial, self._in_addresses(self._heuristic, retiring))
+
+    def _stalling(self, trial: Trial, options: PlanOptions) -> Trial:
+        """
+        Where `trial` misses its target, the best of it and the ranked plans
+        for targets up to `STALL_FACTORS` above it that run in an HBM of the
+        target without running out: a store ending after the memory its
+        detach frees is needed holds the allocation that needs it, and
+        compute waits for the store (the simulator's capacity, an allocation
+        that does not fit waiting for the frees pending, as a runtime
+        evicting with compute waiting for each store does). Such a plan
+        exposes store time where none hides; it is written as any other and
+        its figures are those of the written IR run in an HBM of the target
+        (`simulate_written`).
+        """
+        target = options.target
+        if trial.fits(target):
+            return trial
+        for factor in STALL_FACTORS:
+            try:
+                planned = self._heuristic(replace(options, target=int(target * factor)))
+            except PlanError:
+                continue
+            result = simulate(planned.schedule, self.hardware, target, record=False)
+            if result.oom is None:
+                stalled = replace(
+                    planned, target=target, result=result, capacity=target
+                )
+                trial = _better(trial, stalled)
+        return trial
 
     @cached_property
     def fusing(self) -> list[ValuePlan]:
@@ -377,12 +415,19 @@ class PlanningLoop:
         as it was) and return it.
         """
         self._write_into(self.function, self.graph.ops, self.graph.fusion, trial)
+        self.capacity = trial.capacity
         return trial
 
+    capacity: int | None = None
+    """The HBM the plan written runs in (`Trial.capacity`; None: unlimited)."""
+
     def simulate_written(self) -> SimResult:
-        """The function as it stands (after `write`), extracted and simulated."""
+        """
+        The function as it stands (after `write`), extracted and simulated
+        in the HBM its plan was priced in.
+        """
         schedule = extract_schedule(self.function, CostModel(self.hardware))
-        return simulate(schedule, self.hardware, None, record=False)
+        return simulate(schedule, self.hardware, self.capacity, record=False)
 
     def _write_into(
         self, function: FuncOp, ops: list[Operation], fusion: Fusion, trial: Trial
