@@ -29,8 +29,8 @@ from pathlib import Path
 from hyperoffload.benchmark.workloads import export_program
 from hyperoffload.frontend.configs import ModelConfig, get_config
 from hyperoffload.ir.context import make_context
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.schedule import Compute
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.schedule import Compute
 from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.tiers import Tier
 
@@ -721,7 +721,7 @@ def render_document(
         *(f"{text}\n" for text in (linearity, sensitivity) if text),
         "## Presets used\n",
         "Every figure's source (a measurement, or `# assumption`) is on its "
-        "line in `python/hyperoffload/sim/presets/<preset>.toml`. Where a "
+        "line in `python/hyperoffload/model/presets/<preset>.toml`. Where a "
         "measurement exists the effective figure is the measured one "
         "(datasheet x efficiency; links: measured bandwidth).\n",
         _preset_table(presets),

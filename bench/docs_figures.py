@@ -37,7 +37,7 @@ from hyperoffload.api import CompileReport, plan_module
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import collect_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.markers import replace_between
 from hyperoffload.support.outputs import write_output

@@ -41,12 +41,12 @@ from hyperoffload.analysis.link_bound import link_lower_bound
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import silence_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import Hardware, load_hardware
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.milp import MilpOptions, MilpResult, plan_milp
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanError, PlanOptions
 from hyperoffload.planning.search import smallest_target
-from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.markers import write_between
 from hyperoffload.support.units import format_bytes

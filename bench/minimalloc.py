@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hyperoffload.sim.exact_layout import exact_layout
-from hyperoffload.sim.layout import (
+from hyperoffload.model.exact_layout import exact_layout
+from hyperoffload.model.layout import (
     Allocation,
     best_fit_by_size,
     check_layout,

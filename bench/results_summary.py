@@ -40,7 +40,7 @@ from hyperoffload.benchmark.markdown import lp_bound_words, suite_markdown
 from hyperoffload.benchmark.scenarios import Context, PeakAtSlowdown, lp_bound_fields
 from hyperoffload.benchmark.suites import SUITES
 from hyperoffload.frontend.configs import get_config
-from hyperoffload.sim.hardware import Link, load_hardware
+from hyperoffload.model.hardware import Link, load_hardware
 from hyperoffload.support.markers import MarkerError, between, replace_between
 from hyperoffload.support.outputs import Outputs, write_output
 from hyperoffload.support.strict_json import strict_dumps
@@ -640,7 +640,7 @@ def _int8_streams(plain: Json, int8: Json) -> str:
         "blocks it streams (a block kept wherever it is read moves as it is, so "
         "keeping the whole cache costs no codec). Each streamed block's "
         "(de)quantisation is an HBM-roofline kernel on the compute stream "
-        "(`hyperoffload.sim.compression`), so the "
+        "(`hyperoffload.model.compression`), so the "
         f"{int8['limit']:.0%} budget runs out after "
         f"{compressed['blocks_moved_per_token']:.0f} streamed blocks "
         f"({format_bytes(compressed['bytes_moved_per_token'])} a token on "

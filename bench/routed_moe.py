@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.support.markers import replace_between
 from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.strict_json import strict_dumps

@@ -35,7 +35,7 @@ from hyperoffload.benchmark.seeds_markdown import (
     fixed_bound_s,
     peak_bound,
 )
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.support.outputs import Outputs
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes, format_seconds

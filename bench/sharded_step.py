@@ -28,7 +28,7 @@ from hyperoffload.analysis.cost import CostModel, tensor_bytes
 from hyperoffload.analysis.extract import extract_schedule, main_function
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.markers import write_between
 from hyperoffload.support.units import format_bytes, format_seconds

@@ -13,8 +13,8 @@ import argparse
 import time
 from pathlib import Path
 
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.schedule import (
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.schedule import (
     Buffer,
     Compute,
     Free,

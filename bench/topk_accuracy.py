@@ -21,7 +21,7 @@ sliding window of the same positions as top-k at `WINDOW_K` (sinks +
 recent + K blocks), and INT8 KV (every cached entry round-tripped through
 the quantiser of `compress = "int8"`, full attention). The selections of
 top-k are written to `bench/topk/selections.json` for the generation
-replay (`hyperoffload.sim.generation_topk`): for each step and layer, the
+replay (`hyperoffload.policies.generation_topk`): for each step and layer, the
 candidate blocks ranked by their bound (the selection is the first K).
 
     .venv/bin/python bench/topk_accuracy.py [--write-docs]

@@ -6,7 +6,7 @@ shape, fp16, a 123K-token cache in blocks of 4096 tokens (the seeds' block),
 the trained model of `bench/topk_accuracy.py` made
 (`bench/topk/selections.json`, mapped in proportion onto this cache's
 candidate blocks; each of the 32 layers replays one of the model's 2 layers'
-rankings in turn). `hyperoffload.sim.generation_topk`.
+rankings in turn). `hyperoffload.policies.generation_topk`.
 
 Rows:
 
@@ -39,13 +39,13 @@ from hyperoffload.analysis.topk_cache import topk_step
 from hyperoffload.benchmark.seeds_inference import rankings
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.generation_topk import (
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.policies.generation_topk import (
     TopkResult,
     TopkStep,
     least_hot,
     replay,
 )
-from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.support.markers import write_between
 from hyperoffload.support.units import format_bytes
 

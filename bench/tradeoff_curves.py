@@ -22,7 +22,7 @@ from pathlib import Path
 from hyperoffload.benchmark.plots import write_curves_plot
 from hyperoffload.benchmark.tradeoff import TradeoffSweep, targets
 from hyperoffload.benchmark.workloads import Export, load_workload
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.support.outputs import write_output
 from hyperoffload.support.units import format_bytes
 

@@ -43,7 +43,7 @@ from hyperoffload.benchmark.tiny_lm import (
 )
 from hyperoffload.frontend.models import Llama
 from hyperoffload.frontend.record_routing import record, trace_json
-from hyperoffload.sim.routing import parse_trace
+from hyperoffload.model.routing import parse_trace
 from hyperoffload.support.outputs import write_output
 
 ROUTING = Path(__file__).resolve().parent / "routing" / "tiny-moe-lm.json"

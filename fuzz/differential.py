@@ -119,8 +119,8 @@ class _Prepared:
         from hyperoffload.evaluators.numeric import evaluate, random_inputs
         from hyperoffload.ir.context import make_context
         from hyperoffload.ir.parsing import parse_mlir
-        from hyperoffload.sim.hardware import load_hardware
-        from hyperoffload.sim.policies import PolicyOptions, run_policy
+        from hyperoffload.model.hardware import load_hardware
+        from hyperoffload.policies.peers import PolicyOptions, run_policy
 
         self.program = program
         self.ctx = make_context()
@@ -232,7 +232,7 @@ def _simulate(prepared: _Prepared, module: Any, capacity: int | None) -> Any:
     """The `plan` run of `module` (the unplanned program's schedule is known)."""
     from hyperoffload.analysis.cost import CostModel
     from hyperoffload.analysis.extract import extract_schedule, main_function
-    from hyperoffload.sim.policies import PolicyOptions, run_policy
+    from hyperoffload.policies.peers import PolicyOptions, run_policy
 
     planned = extract_schedule(
         main_function(module, None), CostModel(prepared.hardware)

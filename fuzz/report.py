@@ -190,7 +190,7 @@ def preload() -> None:
         "hyperoffload.tools.hyperoffload_check",
         "hyperoffload.targets",
         "hyperoffload.analysis.extract",
-        "hyperoffload.sim.policies",
+        "hyperoffload.policies.peers",
         "hyperoffload.sim.trace",
         "hyperoffload.sim.plot",
         "hyperoffload.evaluators.numeric",

@@ -58,7 +58,7 @@ from fuzz.programs import random_dag, random_transformer
 from fuzz.report import Tally, command_script, error_signature, preload
 
 ROOT = Path(__file__).resolve().parents[1]
-PRESETS = ROOT / "python" / "hyperoffload" / "sim" / "presets"
+PRESETS = ROOT / "python" / "hyperoffload" / "model" / "presets"
 IR_SEED_GLOBS = [
     "examples/*.mlir",
     "test/passes/*.mlir",

@@ -21,7 +21,7 @@ def install() -> None:
         "hyperoffload.tools.hyperoffload_check",
         "hyperoffload.targets",
         "hyperoffload.analysis.extract",
-        "hyperoffload.sim.policies",
+        "hyperoffload.policies.peers",
         "hyperoffload.sim.trace",
         "hyperoffload.sim.plot",
         "hyperoffload.evaluators.numeric",

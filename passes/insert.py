@@ -31,11 +31,11 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.ir.diagnostics import Severity, emit, located_message
+from hyperoffload.model.hardware import Hardware
 from hyperoffload.passes.options import InsertOptions
 from hyperoffload.planning.experts import is_routed
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.units import format_bytes, format_seconds
 

@@ -35,11 +35,11 @@ from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import extract_schedule
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import OFFLOAD_OPS, PrefetchOp
+from hyperoffload.model.hardware import Hardware
 from hyperoffload.passes.options import MoveWindowOptions
 from hyperoffload.planning.arrange import Skeleton, offload_positions, reorder, restore
 from hyperoffload.planning.fetch_windows import prefetch_windows
 from hyperoffload.planning.placement import MoveOptions, keeps, place_prefetches
-from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.positions import SkeletonPosition
 

@@ -18,6 +18,9 @@ from xdsl.dialects.func import FuncOp
 
 from hyperoffload.analysis.lifetimes import CATEGORIES, Category
 from hyperoffload.ir.diagnostics import Severity, emit
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.layout import DEFAULT_ALIGNMENT
+from hyperoffload.model.routing import parse_routing
 from hyperoffload.planning.experts import (
     ExpertBudgetError,
     is_routed,
@@ -28,9 +31,6 @@ from hyperoffload.planning.loop import LoopOptions
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.planning.routed import plan_routed
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.layout import DEFAULT_ALIGNMENT
-from hyperoffload.sim.routing import parse_routing
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import parse_duration, parse_size
 
@@ -63,7 +63,7 @@ class LayoutOptions(HardwareOptions):
 @dataclass(frozen=True)
 class AssignOffsetsOptions(LayoutOptions):
     solver: Literal["heuristic", "exact"] = "heuristic"
-    """`exact`: search on from `auto`'s layout for the smallest arena (`hyperoffload.sim.exact_layout`)."""
+    """`exact`: search on from `auto`'s layout for the smallest arena (`hyperoffload.model.exact_layout`)."""
     time_limit: int | float = 10.0
     """Seconds `solver=exact` may search per function; it keeps the best layout found."""
 

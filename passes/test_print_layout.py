@@ -26,10 +26,10 @@ from xdsl.utils.exceptions import PassFailedException
 
 from hyperoffload.analysis.extract import ExtractionError
 from hyperoffload.ir.diagnostics import located_message
+from hyperoffload.model.layout import aligned
 from hyperoffload.passes.assign_offsets import function_layout
 from hyperoffload.passes.options import AssignOffsetsOptions
 from hyperoffload.sim.arena import fragmentation
-from hyperoffload.sim.layout import aligned
 from hyperoffload.sim.simulator import SimulationError
 
 

@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.lifetimes import ProgramGraph
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 
 
 def _position(index: int, graph: ProgramGraph) -> str:

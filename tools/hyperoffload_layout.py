@@ -4,7 +4,7 @@ with half-open lifetimes in MiniMalloc's CSV format (`id,lower,upper,size`,
 github.com/google/minimalloc) or the same rows as JSON, and writes each
 buffer's offset (`id,lower,upper,size,offset`, or JSON) within a capacity:
 the heuristics' layout, searched on by the exact search
-(`hyperoffload.sim.exact_layout`) for `--time-limit` seconds where it does
+(`hyperoffload.model.exact_layout`) for `--time-limit` seconds where it does
 not fit. Every layout is checked before it is written; an input that does
 not fit is an error (exit status 1), as is a malformed row (`file:line`).
 
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from hyperoffload.ir.diagnostics import Severity, format_diagnostic
-from hyperoffload.sim.exact_layout import exact_layout
-from hyperoffload.sim.layout import (
+from hyperoffload.model.exact_layout import exact_layout
+from hyperoffload.model.layout import (
     Allocation,
     Layout,
     check_layout,

@@ -26,13 +26,13 @@ from hyperoffload.ir.diagnostics import (
     format_diagnostic,
     verify_module,
 )
+from hyperoffload.model.hardware import Hardware, load_hardware, preset_names
+from hyperoffload.model.schedule import Schedule, ScheduleError
 from hyperoffload.policies.experts import EXPERT_POLICIES
-from hyperoffload.sim.generation import GENERATION_POLICIES
-from hyperoffload.sim.generation_topk import TOPK_POLICIES
-from hyperoffload.sim.hardware import Hardware, load_hardware, preset_names
-from hyperoffload.sim.policies import POLICIES, PolicyError, PolicyOptions, run_policy
+from hyperoffload.policies.generation import GENERATION_POLICIES
+from hyperoffload.policies.generation_topk import TOPK_POLICIES
+from hyperoffload.policies.peers import POLICIES, PolicyError, PolicyOptions, run_policy
 from hyperoffload.sim.report import format_table, report_dict
-from hyperoffload.sim.schedule import Schedule, ScheduleError
 from hyperoffload.sim.simulator import SimResult, SimulationError
 from hyperoffload.support.outputs import OutputError, Outputs
 from hyperoffload.support.strict_json import NonFiniteError, strict_dumps
@@ -261,7 +261,7 @@ def _generate(options: argparse.Namespace, hardware: Hardware, outputs: Outputs)
     """`--generate N`: the decode step called N times under each policy."""
     from hyperoffload.analysis.kv_cache import decode_step
     from hyperoffload.analysis.topk_cache import is_topk
-    from hyperoffload.sim.generation import (
+    from hyperoffload.policies.generation import (
         format_generation_table,
         simulate_generation,
     )
@@ -319,7 +319,7 @@ def _generate_topk(
     import json
 
     from hyperoffload.analysis.topk_cache import topk_step
-    from hyperoffload.sim.generation_topk import (
+    from hyperoffload.policies.generation_topk import (
         format_topk_table,
         least_hot,
         map_ranking,
@@ -386,9 +386,9 @@ def _route(options: argparse.Namespace, hardware: Hardware) -> str:
     from hyperoffload.analysis.extract import main_function
     from hyperoffload.analysis.moe_step import moe_step
     from hyperoffload.analysis.program import Program
+    from hyperoffload.model.routing import parse_routing
     from hyperoffload.planning.experts import planned_hot_set
     from hyperoffload.policies.experts import format_expert_table, simulate_experts
-    from hyperoffload.sim.routing import parse_routing
 
     if options.generate is None:
         raise PolicyError("--routing needs --generate N (the tokens to route)")

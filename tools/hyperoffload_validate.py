@@ -102,8 +102,8 @@ def _run(args: Sequence[str] | None) -> int:
     )
     from hyperoffload.ir.context import make_context
     from hyperoffload.ir.diagnostics import verify_module
+    from hyperoffload.model.hardware import load_hardware
     from hyperoffload.passes.pipeline import PipelinePass
-    from hyperoffload.sim.hardware import load_hardware
     from hyperoffload.sim.report import report_dict as sim_report
 
     device = make_device(options.device, options.threads)

@@ -39,8 +39,8 @@ from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir, read_upstream
 from hyperoffload.ir.upstream import UnwritableChange, write_back
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.sim.arena import planned_arena
-from hyperoffload.sim.hardware import load_hardware
 
 _T = TypeVar("_T")
 

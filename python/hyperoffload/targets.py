@@ -30,7 +30,7 @@ class ScheduleTarget(Target):
             extract_schedule,
             main_function,
         )
-        from hyperoffload.sim.hardware import load_hardware
+        from hyperoffload.model.hardware import load_hardware
 
         hardware = load_hardware(self.hardware)
         schedule = extract_schedule(

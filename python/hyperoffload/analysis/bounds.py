@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from hyperoffload.analysis.lifetimes import ProgramGraph
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.model.hardware import Hardware
 from hyperoffload.support.tiers import Tier
 
 

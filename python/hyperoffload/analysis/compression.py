@@ -1,5 +1,5 @@
 """
-The compressed form of an IR value (`hyperoffload.sim.compression`, from
+The compressed form of an IR value (`hyperoffload.model.compression`, from
 its tensor type): what a `store` or `prefetch` with `compress` moves, and
 what the planner prices for a value it compresses.
 
@@ -19,8 +19,8 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
 from hyperoffload.analysis.cost import element_bytes, tensor_type
-from hyperoffload.sim.compression import Compressed, compression
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.model.compression import Compressed, compression
+from hyperoffload.model.hardware import Hardware
 
 
 def value_compression(

@@ -53,7 +53,7 @@ from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.dialects.provenance import written_as
 from hyperoffload.ir import sizes
 from hyperoffload.ir.diagnostics import diagnostic_at
-from hyperoffload.sim.hardware import Hardware, HardwareError
+from hyperoffload.model.hardware import Hardware, HardwareError
 
 VIEW_OPS: tuple[type[Operation], ...] = (
     tensor.CollapseShapeOp,

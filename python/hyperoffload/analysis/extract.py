@@ -61,8 +61,8 @@ from hyperoffload.dialects.hyperoffload import (
 from hyperoffload.dialects.provenance import generalised_from, written_as
 from hyperoffload.dialects.residency import describe
 from hyperoffload.ir.diagnostics import diagnostic_at, location_of
-from hyperoffload.sim.compression import Compressed
-from hyperoffload.sim.schedule import (
+from hyperoffload.model.compression import Compressed
+from hyperoffload.model.schedule import (
     Buffer,
     BufferKind,
     Compute,

@@ -17,7 +17,7 @@ func.func @decode(%token: tensor<1x1xi64>,
 
 The results after the logits are each layer's new keys and values, in the
 order `k0, v0, k1, v1, ...`. `decode_step` reads a module's decode step for
-`hyperoffload.sim.generation`.
+`hyperoffload.policies.generation`.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from hyperoffload.analysis.cost import element_bytes, tensor_type
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.program import Program
 from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.kv_step import BlockKey, KVLayout, StepBlocks
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.kv_step import BlockKey, KVLayout, StepBlocks
 from hyperoffload.support.quantize import Compression
 
 KV_CACHE_ATTR = "hyperoffload.kv_cache"

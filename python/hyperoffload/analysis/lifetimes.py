@@ -35,7 +35,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.dialects.residency import ancestor_in, describe
-from hyperoffload.sim.schedule import Compute, Free, Schedule, Transfer
+from hyperoffload.model.schedule import Compute, Free, Schedule, Transfer
 from hyperoffload.support.positions import ComputeStep, OpIndex
 from hyperoffload.support.tiers import Tier
 

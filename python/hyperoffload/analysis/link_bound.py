@@ -52,8 +52,8 @@ from math import ceil, gcd
 import numpy as np
 
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.schedule import Compute, Free
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.schedule import Compute, Free
 from hyperoffload.support.positions import OpIndex
 from hyperoffload.support.tiers import Tier
 

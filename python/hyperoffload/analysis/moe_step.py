@@ -1,5 +1,5 @@
 """
-The routed-expert model of a MoE decode step (`hyperoffload.sim.moe.
+The routed-expert model of a MoE decode step (`hyperoffload.model.moe.
 MoEStep`) read from a routed export (`hyperoffload-gen ... --experts
 routed`): each `scf.if` tagged `hyperoffload.expert = array<i64: layer,
 expert>` is that expert's work, each argument with the same tag its weights.
@@ -66,9 +66,9 @@ from hyperoffload.analysis.expert_roles import (
 from hyperoffload.analysis.extract import extract_schedule, main_function
 from hyperoffload.dialects.hyperoffload import EXPERT_ATTR, MOE_ATTR
 from hyperoffload.ir.diagnostics import diagnostic_at
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.moe import ExpertError, MoELayer, MoEStep
-from hyperoffload.sim.schedule import Compute, Schedule
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.moe import ExpertError, MoELayer, MoEStep
+from hyperoffload.model.schedule import Compute, Schedule
 
 __all__ = [
     "RoutedKernels",

@@ -2,8 +2,8 @@
 One program on one hardware model: the module, its cost model, the program
 as compiled (its hyperoffload ops included) and the reference program (the
 same stripped of them, `hyperoffload.ir.strip`: what the other policies start
-from), each extracted once, when first asked for, and any policy simulated
-on them (`hyperoffload.sim.policies`).
+from), each extracted once, when first asked for, and simulated as they are
+(the peers run on them by `hyperoffload.policies.peers.simulate_program`).
 
 A program with conditional regions is read along the path where every
 condition holds (every routed expert runs: the dense step's work).
@@ -12,7 +12,6 @@ condition holds (every routed expert runs: the dense step's work).
 program = Program(module, load_hardware("ascend-910c"))
 planned = program.simulate("plan")        # the module as written
 reference = program.simulate("none")      # stripped, everything in HBM
-lru = program.simulate("reactive-lru", capacity=32 * 2**30)
 program.reference_function                # the stripped func.func, e.g. to read its arguments
 ```
 
@@ -23,6 +22,7 @@ and the figures describe it as it was.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Literal
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
@@ -35,10 +35,9 @@ from hyperoffload.analysis.extract import (
     one_path,
     stripped_copy,
 )
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.policies import PolicyOptions, run_policy
-from hyperoffload.sim.schedule import Schedule
-from hyperoffload.sim.simulator import SimResult
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.schedule import Schedule
+from hyperoffload.sim.simulator import SimResult, simulate
 
 
 class Program:
@@ -92,22 +91,14 @@ class Program:
 
     def simulate(
         self,
-        policy: str = "plan",
+        policy: Literal["plan", "none"] = "plan",
         capacity: int | None = None,
-        options: PolicyOptions | None = None,
         record: bool = True,
     ) -> SimResult:
         """
-        `policy` simulated under `capacity` (None: unlimited): `plan` runs the
-        program as compiled, every other policy the reference.
+        `plan`: the program as compiled, under `capacity` (None: unlimited);
+        `none`: the reference, everything in HBM (capacity ignored).
         """
-        schedule = self.planned if policy == "plan" else self.reference
-        return run_policy(
-            policy,
-            schedule,
-            schedule,
-            self.hardware,
-            capacity,
-            options or PolicyOptions(),
-            record,
-        )
+        if policy == "plan":
+            return simulate(self.planned, self.hardware, capacity, record=record)
+        return simulate(self.reference, self.hardware, None, record=record)

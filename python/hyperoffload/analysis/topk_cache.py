@@ -1,7 +1,7 @@
 """
 The pooled KV cache of a top-k decode step (`hyperoffload-gen ... --mode
 decode --attention topk`), read for the generation replay
-(`hyperoffload.sim.generation_topk`):
+(`hyperoffload.policies.generation_topk`):
 
 ```mlir
 func.func @decode(%arg0: tensor<1x1xi64>,
@@ -33,8 +33,8 @@ from hyperoffload.analysis.cost import tensor_bytes, tensor_type
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.kv_cache import KV_CACHE_ATTR, KVCacheError
 from hyperoffload.analysis.program import Program
-from hyperoffload.sim.generation_topk import TopkStep
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.topk_step import TopkStep
 from hyperoffload.support.topk_blocks import topk_layout
 
 KV_POOL_ATTR = "hyperoffload.kv_pool"

@@ -28,14 +28,14 @@ from hyperoffload.analysis.moe_step import RoutedKernels, routed_kernels
 from hyperoffload.benchmark.plots import write_budget_throughput_plot
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.workloads import Export, preset_workloads
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.moe import MoEStep
+from hyperoffload.model.routing import parse_routing
 from hyperoffload.policies.experts import (
     ALL_RESIDENT,
     EXPERT_POLICIES,
     simulate_experts,
 )
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.moe import MoEStep
-from hyperoffload.sim.routing import parse_routing
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class ExpertGeneration:
     export: Export
     presets: tuple[str, ...]
     routings: tuple[str, ...]
-    """`--routing` specs (`hyperoffload.sim.routing`)."""
+    """`--routing` specs (`hyperoffload.model.routing`)."""
     budgets: tuple[float, ...]
     """Expert budgets as fractions of the routed experts' weights, ascending."""
     fixed: float

@@ -1,6 +1,6 @@
 """
 The generation scenario: a decode step whose KV cache is in blocks, called
-for `tokens` consecutive tokens (`hyperoffload.sim.generation`), and for
+for `tokens` consecutive tokens (`hyperoffload.policies.generation`), and for
 each policy the least HBM, and the KV memory it holds there, at which the
 generation keeps `1 - limit` of the throughput of `none`.
 
@@ -27,9 +27,9 @@ from hyperoffload.analysis.kv_cache import decode_step
 from hyperoffload.benchmark.plots import write_kv_throughput_plot
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.workloads import Export, load_workload, preset_workloads
-from hyperoffload.sim.generation import GenerationResult, simulate_generation
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.kv_step import StepBlocks
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.kv_step import StepBlocks
+from hyperoffload.policies.generation import GenerationResult, simulate_generation
 from hyperoffload.sim.plot import peak_per_token_image
 from hyperoffload.support.outputs import write_output
 from hyperoffload.support.quantize import Compression

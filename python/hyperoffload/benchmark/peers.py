@@ -52,19 +52,20 @@ from hyperoffload.analysis.program import Program
 from hyperoffload.benchmark.recompute_peers import RecomputePeers
 from hyperoffload.benchmark.workloads import Baseline, Log, Workload
 from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
+from hyperoffload.model.schedule import Compute
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.planner import Plan
 from hyperoffload.planning.search import TargetSearch
 from hyperoffload.planning.write_plan import write_plan
-from hyperoffload.sim.policies import (
+from hyperoffload.policies.peers import (
     RUNTIMES,
     PolicyError,
     PolicyOptions,
     offload_candidates,
     resident_arguments,
+    simulate_program,
 )
-from hyperoffload.sim.schedule import Compute
 from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
 from hyperoffload.support.units import format_bytes
 
@@ -164,7 +165,9 @@ class PolicySearch:
     ) -> Best:
         """The best setting tried, run again with its timeline recorded for the plots."""
         top = min(tried, key=lambda t: self._rank(t.result, by_time))
-        result = self.baseline.program.simulate(policy, top.capacity, top.options)
+        result = simulate_program(
+            self.baseline.program, policy, top.capacity, top.options
+        )
         return Best(policy, top.setting, result, self.within(result))
 
     def _placements(self) -> tuple[PolicyOptions, ...]:
@@ -178,7 +181,9 @@ class PolicySearch:
     ) -> _Tried:
         if self.place_arguments:
             setting += f", {options.describe_arguments()}"
-        result = self.baseline.program.simulate(policy, capacity, options, record=False)
+        result = simulate_program(
+            self.baseline.program, policy, capacity, options, record=False
+        )
         self._record(policy, setting, result)
         return _Tried(setting, result, options, capacity)
 

@@ -55,12 +55,12 @@ from hyperoffload.analysis.cost import (
 )
 from hyperoffload.analysis.fusion import is_layout
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.planning.planner import Plan, plan_schedule
 from hyperoffload.planning.recipes import RecipeBuilder
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.policies import resident_arguments
-from hyperoffload.sim.schedule import Schedule
+from hyperoffload.policies.peers import resident_arguments
 
 DEPTH = 64
 """Kernels a peer's recipe may reach back (a block's forward is shallower)."""

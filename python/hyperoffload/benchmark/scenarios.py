@@ -44,13 +44,13 @@ from hyperoffload.benchmark.workloads import (
     load_workload,
     preset_workloads,
 )
+from hyperoffload.model.hardware import Hardware, load_hardware
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.planner import PlanError
+from hyperoffload.policies.peers import RUNTIMES
 from hyperoffload.sim.arena import fragmentation, planned_arena, runtime_arena
-from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.plot import plot_image
-from hyperoffload.sim.policies import RUNTIMES
 from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.outputs import write_output
 

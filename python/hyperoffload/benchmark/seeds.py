@@ -35,14 +35,14 @@ from hyperoffload.benchmark.peers import RECOMPUTATION_PEERS, PolicySearch
 from hyperoffload.benchmark.scenarios import Context
 from hyperoffload.benchmark.workloads import Baseline, Export, Workload, load_workload
 from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.schedule import Compute
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop, Trial
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.planning.search import TargetSearch
+from hyperoffload.policies.peers import RUNTIMES
 from hyperoffload.sim.arena import fragmentation, planned_arena, runtime_arena
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.policies import RUNTIMES
-from hyperoffload.sim.schedule import Compute
 from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
 from hyperoffload.support.tiers import Tier
 

@@ -10,7 +10,7 @@ The seeds' inference claims at their own setting (DESIGN.md §1).
   at a 1,024-token cache, HBM only's length in the seeds' table).
 - `TopkDecode`: the 123K decode with top-k block selection (LLaMA-2-7B
   shape, fp16, the seeds' 4096-token blocks), replayed over the rankings a
-  trained model made (`hyperoffload.sim.generation_topk`): the least KV in
+  trained model made (`hyperoffload.policies.generation_topk`): the least KV in
   HBM at 99% of `none`'s tokens/s for ours (the heat table, blocks fetched
   ahead) and the on-demand peer, and the longest cache at 64 GB within 1%.
 
@@ -35,14 +35,14 @@ from hyperoffload.benchmark.scenarios import LongestSequence
 from hyperoffload.benchmark.workloads import Export, Log, export_program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.generation_topk import (
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.topk_step import TopkStep
+from hyperoffload.policies.generation_topk import (
     TopkResult,
-    TopkStep,
     least_hot,
     map_ranking,
     replay,
 )
-from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.topk_blocks import topk_layout
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes, format_seconds
 

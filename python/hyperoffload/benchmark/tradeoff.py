@@ -33,11 +33,11 @@ from hyperoffload.benchmark.peers import (
 )
 from hyperoffload.benchmark.workloads import Baseline, Log, Workload
 from hyperoffload.ir.diagnostics import silence_diagnostics
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.sim.arena import planned_arena
-from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, SimulationError
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes

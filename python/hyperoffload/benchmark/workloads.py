@@ -28,8 +28,8 @@ from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.schedule import Schedule
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.tiers import Tier
 

@@ -1,6 +1,6 @@
 """
 Recording which experts an MoE model's router chooses, as a routing trace
-(`hyperoffload.sim.routing`, replayed with `--routing trace:FILE`): the model
+(`hyperoffload.model.routing`, replayed with `--routing trace:FILE`): the model
 runs in eager PyTorch on the CPU, one prefill forward over a prompt of
 seeded random token ids, and each MoE layer reports the `top_k` experts of
 every token, by descending router score (`MoE.recorded`). The choice is
@@ -51,7 +51,7 @@ from torch.func import functional_call
 from hyperoffload.frontend.configs import CONFIGS, ModelConfig
 from hyperoffload.frontend.models import FeedForward, RMSNorm, build_model, moe_layers
 from hyperoffload.frontend.torch_export import with_layers
-from hyperoffload.sim.routing import Trace, parse_trace
+from hyperoffload.model.routing import Trace, parse_trace
 
 MOE_MODELS = tuple(name for name, cfg in CONFIGS.items() if cfg.family == "moe")
 """The models whose routing can be recorded."""

@@ -1,7 +1,7 @@
 """
 Placement of routed experts: which experts of a routed MoE program
 (`hyperoffload-gen ... --experts routed`) stay resident in HBM, and how the
-others reach it, chosen from a routing profile (`hyperoffload.sim.routing`)
+others reach it, chosen from a routing profile (`hyperoffload.model.routing`)
 under the HBM target.
 
 Everything but the routed experts' weights keeps the HBM it needs at its
@@ -66,12 +66,12 @@ from hyperoffload.dialects.hyperoffload import (
     RemoteType,
 )
 from hyperoffload.ir.diagnostics import diagnostic_at
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.moe import ExpertError, MoEStep
+from hyperoffload.model.routing import Routing
 from hyperoffload.planning.hot_set import choose_hot_set
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.planning.write_plan import write_expert_fetches
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.moe import ExpertError, MoEStep
-from hyperoffload.sim.routing import Routing
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes

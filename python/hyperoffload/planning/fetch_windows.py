@@ -37,6 +37,9 @@ from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.cost import tensor_bytes
 from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
 from hyperoffload.dialects.hyperoffload import PrefetchOp, RemoteType, StoreOp
+from hyperoffload.model.compression import Compressed, transfer_time
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.planning.annotated import annotated_prefetch_distance
 from hyperoffload.planning.arrange import Skeleton
 from hyperoffload.planning.placement import (
@@ -47,9 +50,6 @@ from hyperoffload.planning.placement import (
 )
 from hyperoffload.planning.planner import Plan, plan_schedule
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.sim.compression import Compressed, transfer_time
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.tiers import Tier
 

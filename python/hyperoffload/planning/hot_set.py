@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hyperoffload.sim.moe import MoEStep
+from hyperoffload.model.moe import MoEStep
 
 
 def choose_hot_set(

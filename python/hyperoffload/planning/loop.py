@@ -37,6 +37,9 @@ from hyperoffload.analysis.extract import extract_schedule
 from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.analysis.lifetimes import ProgramGraph, ValueInfo
 from hyperoffload.dialects.hyperoffload import PrefetchOp
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.layout import DEFAULT_ALIGNMENT
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.planning.arrange import Skeleton, arrange
 from hyperoffload.planning.fetch_windows import place_fetches
 from hyperoffload.planning.milp import plan_exact
@@ -52,9 +55,6 @@ from hyperoffload.planning.planner import (
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.planning.write_plan import write_plan
 from hyperoffload.sim.arena import planned_arena
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.layout import DEFAULT_ALIGNMENT
-from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.positions import SkeletonPosition
 

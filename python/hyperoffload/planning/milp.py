@@ -111,6 +111,7 @@ import numpy as np
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.analysis.link_bound import link_lower_bound
 from hyperoffload.ir.diagnostics import Severity, emit
+from hyperoffload.model.hardware import Hardware
 from hyperoffload.planning.milp_build import formulate
 from hyperoffload.planning.milp_decode import decode, start_columns
 from hyperoffload.planning.milp_model import MAX_STEPS, Formulation, MilpOptions
@@ -127,7 +128,6 @@ from hyperoffload.planning.planner import (
     plan_offload,
     plan_schedule,
 )
-from hyperoffload.sim.hardware import Hardware
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.units import format_bytes
 

@@ -20,6 +20,8 @@ import numpy as np
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.model.compression import transfer_time
+from hyperoffload.model.hardware import Hardware
 from hyperoffload.planning.milp_model import (
     Formulation,
     MilpOptions,
@@ -28,8 +30,6 @@ from hyperoffload.planning.milp_model import (
 )
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.sim.compression import transfer_time
-from hyperoffload.sim.hardware import Hardware
 from hyperoffload.support.tiers import Tier
 
 StoreKeys = dict[tuple[int, Tier], int]

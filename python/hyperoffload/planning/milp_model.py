@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from math import ceil
 
 from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
+from hyperoffload.model.hardware import Hardware
 from hyperoffload.planning.milp_solver import SolverModel
 from hyperoffload.planning.planner import (
     Plan,
@@ -27,7 +28,6 @@ from hyperoffload.planning.planner import (
     plan_schedule,
 )
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.sim.hardware import Hardware
 from hyperoffload.support.tiers import Tier
 
 MAX_STEPS = 400

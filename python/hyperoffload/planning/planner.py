@@ -64,7 +64,7 @@ tier while it has room for the caller's data.
 With `compress_kv` (`int8`), every move of a KV value (an argument of
 category `kv`, a written-back KV result) is compressed: its transfers are
 priced at the compressed bytes plus their codec on the compute stream
-(`hyperoffload.sim.compression.transfer_time`, the one helper every transfer
+(`hyperoffload.model.compression.transfer_time`, the one helper every transfer
 time here goes through), and its store and prefetch carry the scheme.
 
 ```python
@@ -100,14 +100,14 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.ir.diagnostics import Severity, format_diagnostic
+from hyperoffload.model.compression import Compressed, transfer_time
+from hyperoffload.model.hardware import Hardware, Link
+from hyperoffload.model.moves import Move, Recompute, apply_moves
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.planning.next_use import select_by_next_use
 from hyperoffload.planning.recipes import Recipe, RecipeBuilder, recomputation_steps
 from hyperoffload.planning.tiers import choose_tiers
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.sim.compression import Compressed, transfer_time
-from hyperoffload.sim.hardware import Hardware, Link
-from hyperoffload.sim.moves import Move, Recompute, apply_moves
-from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.positions import OpIndex
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier

@@ -29,7 +29,7 @@ from xdsl.ir import Operation, SSAValue
 from hyperoffload.analysis.cost import VIEW_OPS, tensor_type
 from hyperoffload.analysis.fusion import outer_operands
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
-from hyperoffload.sim.schedule import Compute
+from hyperoffload.model.schedule import Compute
 from hyperoffload.support.tiers import Tier
 
 

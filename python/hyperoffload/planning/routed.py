@@ -47,13 +47,13 @@ from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.analysis.moe_step import expert_branches, routed_step
 from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.ir.diagnostics import diagnostic_at
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.moe import ExpertError
+from hyperoffload.model.routing import Routing
 from hyperoffload.planning.experts import ExpertPlacement, write_placement
 from hyperoffload.planning.hot_set import choose_hot_set
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.moe import ExpertError
-from hyperoffload.sim.routing import Routing
 from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.units import format_bytes, format_seconds
 

@@ -47,9 +47,9 @@ import numpy.typing as npt
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
+from hyperoffload.model.compression import Compressed, transfer_time
+from hyperoffload.model.hardware import Hardware, Link
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.sim.compression import Compressed, transfer_time
-from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
 _Floats = npt.NDArray[np.float64]

@@ -1,7 +1,7 @@
 """
 Routed mixture-of-experts decode with expert caches: many decode calls of
 one MoE step, each token's router choosing `top_k` experts per layer
-(`hyperoffload.sim.routing`), with an HBM budget for expert weights smaller
+(`hyperoffload.model.routing`), with an HBM budget for expert weights smaller
 than all of them. One schedule covers all the tokens; the simulator
 (`hyperoffload.sim.simulator`) runs it.
 
@@ -15,7 +15,7 @@ in the offload tier (`remote` where present); a fetch is a transfer on that
 link (serial, first come first served), allocates its expert's HBM when it
 is issued and holds it until evicted (freed). A free of a fetch not yet
 waited for waits for it first (the schedule and the caches:
-`hyperoffload.sim.expert_caches`).
+`hyperoffload.policies.expert_caches`).
 
 Policies, each modelled from its source (simplifications named):
 
@@ -77,8 +77,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.moe import ExpertError, MoEStep
+from hyperoffload.model.routing import Chosen, Routing
 from hyperoffload.planning.hot_set import choose_hot_set
-from hyperoffload.sim.expert_caches import (
+from hyperoffload.policies.expert_caches import (
     ActivationAwareCache,
     CachePolicy,
     HotSetCache,
@@ -89,9 +92,6 @@ from hyperoffload.sim.expert_caches import (
     every_expert,
     run_tokens,
 )
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.moe import ExpertError, MoEStep
-from hyperoffload.sim.routing import Chosen, Routing
 from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.units import format_bytes, format_seconds
 

@@ -1,1 +1,5 @@
-"""The schedule data model, the hardware model and the discrete-event simulator with its peer policies."""
+"""
+The engine: the discrete-event simulator of a schedule on the hardware
+model (`hyperoffload.model`), the arena of a run, its reports, traces and
+plots.
+"""

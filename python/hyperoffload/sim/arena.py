@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hyperoffload.sim.layout import (
+from hyperoffload.model.layout import (
     DEFAULT_ALIGNMENT,
     Allocation,
     Layout,

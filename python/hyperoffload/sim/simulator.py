@@ -30,7 +30,7 @@ reads it (a compute step, or a store) waits until it ends, and a free of
 its operand waits too.
 
 With a `Runtime` the interpreter is a runtime cache instead (see
-`hyperoffload.sim.policies`): a read of a buffer that is not resident fetches it
+`hyperoffload.policies.peers`): a read of a buffer that is not resident fetches it
 on demand and stalls; an allocation that does not fit evicts buffers the
 current step does not need, storing them first (the compute stream waits for
 the store) if they are still live (read later, or the caller's: arguments
@@ -59,9 +59,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
 
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.layout import Allocation
-from hyperoffload.sim.schedule import Compute, Free, Schedule, Transfer, Wait
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.layout import Allocation
+from hyperoffload.model.schedule import Compute, Free, Schedule, Transfer, Wait
 from hyperoffload.support.tiers import Tier
 
 _NEVER = sys.maxsize

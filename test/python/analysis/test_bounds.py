@@ -11,7 +11,7 @@ from small_graphs import graph_of, round_hardware
 from xdsl.context import Context
 
 from hyperoffload.analysis.bounds import memory_lower_bound
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.model.hardware import Hardware
 
 KB = 1024
 T = "tensor<256xf32>"

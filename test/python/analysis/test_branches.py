@@ -16,7 +16,7 @@ from hyperoffload.analysis.extract import (
 )
 from hyperoffload.analysis.program import Program
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 
 T = "tensor<4xf32>"
 PROGRAM = f"""

@@ -37,7 +37,7 @@ from hyperoffload.analysis.cost import (
 )
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware, Link
+from hyperoffload.model.hardware import Hardware, Link
 from hyperoffload.support.tiers import Tier
 
 US = 1e-6

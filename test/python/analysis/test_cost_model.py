@@ -13,8 +13,8 @@ from xdsl.context import Context
 
 from hyperoffload.analysis.program import Program
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.schedule import Compute
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.schedule import Compute
 from hyperoffload.sim.simulator import SimResult, simulate
 
 US = 1e-6

@@ -19,13 +19,13 @@ from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.analysis.link_bound import link_lower_bound
 from hyperoffload.ir.diagnostics import silence_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import Hardware, load_hardware
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.milp import MilpOptions, plan_milp
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.planning.search import smallest_target
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.policies import PolicyOptions, run_policy
+from hyperoffload.policies.peers import PolicyOptions, run_policy
 from hyperoffload.sim.simulator import simulate
 
 TEST = Path(__file__).resolve().parents[2]

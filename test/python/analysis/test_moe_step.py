@@ -17,9 +17,9 @@ from hyperoffload.analysis.moe_step import moe_step, routed_kernels
 from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.moe import ExpertError
-from hyperoffload.sim.schedule import Compute
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.moe import ExpertError
+from hyperoffload.model.schedule import Compute
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
 
 INPUTS = Path(__file__).parents[2] / "inputs"

@@ -5,6 +5,7 @@ once and only when asked for. Hardware (inputs/round.toml): HBM 1 GB/s,
 over the link in 10.24 us.
 """
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,9 @@ from xdsl.context import Context
 from hyperoffload.analysis.program import Program
 from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.schedule import Transfer
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.schedule import Transfer
+from hyperoffload.policies.peers import simulate_program
 
 US = 1e-6
 T = "tensor<256xf32>"
@@ -56,6 +58,7 @@ def test_the_reference_is_stripped(ctx: Context, hardware: Hardware) -> None:
     assert none.makespan_s == pytest.approx(2.048 * US)  # the addf alone
     assert none.transfers == 0
     # x and the sum do not fit in 1024 B; nothing to evict but x, which it reads
-    assert program.simulate("reactive-lru", capacity=1024).oom is not None
-    assert program.simulate("reactive-lru", capacity=2048).oom is None
+    lru = partial(simulate_program, program, "reactive-lru")
+    assert lru(capacity=1024).oom is not None
+    assert lru(capacity=2048).oom is None
     assert program.unknown_ops == set()

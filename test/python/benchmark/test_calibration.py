@@ -32,7 +32,7 @@ from calibration import (
 )
 
 from hyperoffload.frontend.configs import get_config
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 
 LLAMA3_8B = get_config("llama3-8b")
 LAYER = 4096 * 4096 + 2 * 4096 * 1024 + 4096 * 4096 + 3 * 4096 * 14336

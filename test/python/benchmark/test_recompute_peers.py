@@ -14,8 +14,8 @@ from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.benchmark.recompute_peers import RecomputePeers
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.policies import resident_arguments
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.policies.peers import resident_arguments
 from hyperoffload.sim.simulator import SimResult, simulate
 
 PROGRAM = Path(__file__).resolve().parents[2] / "inputs" / "tiny_llama_train_bf16.mlir"

@@ -25,8 +25,8 @@ from hyperoffload.benchmark.seeds_markdown import (
 )
 from hyperoffload.benchmark.suites import SEEDS, SUITES
 from hyperoffload.benchmark.workloads import Export
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.layout import Allocation
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.layout import Allocation
 from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.tiers import Tier
 

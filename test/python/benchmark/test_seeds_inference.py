@@ -312,7 +312,7 @@ def test_the_script_reports_a_bad_results_file(tmp_path: Path) -> None:
 
 def test_the_topk_rows_replay_a_small_step() -> None:
     from hyperoffload.benchmark.seeds_inference import TopkDecode, rankings
-    from hyperoffload.sim.generation_topk import TopkStep
+    from hyperoffload.model.topk_step import TopkStep
     from hyperoffload.support.topk_blocks import topk_layout
 
     prompt, calls = 100, 6

@@ -21,7 +21,7 @@ from hyperoffload.benchmark.tiny_lm import (
     load_checkpoint,
     train_logits,
 )
-from hyperoffload.sim.routing import parse_trace
+from hyperoffload.model.routing import parse_trace
 
 torch: Any = import_module("torch")
 

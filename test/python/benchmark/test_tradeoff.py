@@ -25,7 +25,7 @@ import pytest
 from hyperoffload.benchmark.peers import OURS
 from hyperoffload.benchmark.tradeoff import TradeoffSweep, targets
 from hyperoffload.benchmark.workloads import Export, load_workload
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 
 TOLERANCE = 0.005
 """Ours may be this much slower than a peer at a target (half a point)."""

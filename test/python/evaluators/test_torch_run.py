@@ -28,8 +28,8 @@ from hyperoffload.evaluators.torch import (
 from hyperoffload.evaluators.torch.clocked import ClockedDevice
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.passes.pipeline import PipelinePass
-from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.sim.report import report_dict
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"

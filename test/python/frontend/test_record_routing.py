@@ -25,7 +25,7 @@ from hyperoffload.frontend.record_routing import (
     seed_weights,
     trace_json,
 )
-from hyperoffload.sim.routing import load_trace, parse_routing
+from hyperoffload.model.routing import load_trace, parse_routing
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
 
 torch: Any = import_module("torch")

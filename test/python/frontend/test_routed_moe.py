@@ -48,10 +48,10 @@ from hyperoffload.frontend.torch_export import Shapes, program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.routing import parse_routing
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.experts import place_experts, planned_hot_set
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.routing import parse_routing
 from hyperoffload.tools.hyperoffload_gen import main as gen_main
 
 torch: Any = import_module("torch")

@@ -22,7 +22,7 @@ from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
 
 ROOT = Path(__file__).resolve().parents[3]
-PRESETS = ROOT / "python" / "hyperoffload" / "sim" / "presets"
+PRESETS = ROOT / "python" / "hyperoffload" / "model" / "presets"
 
 
 def _summary(folder: Path) -> dict[str, int]:

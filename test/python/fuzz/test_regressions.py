@@ -18,8 +18,8 @@ import pytest
 
 from fuzz.pool import Died, run_cases
 from fuzz.run import Case, Result, run_case
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.schedule import Compute, Schedule, Wait
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.schedule import Compute, Schedule, Wait
 from hyperoffload.sim.simulator import SimulationError, simulate
 from hyperoffload.support.units import parse_duration, parse_rate, parse_size
 from hyperoffload.tools.hyperoffload_opt import main as opt_main

@@ -20,7 +20,7 @@ from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware, Link
+from hyperoffload.model.hardware import Hardware, Link
 from hyperoffload.support.tiers import Tier
 
 

@@ -18,10 +18,10 @@ from hyperoffload.ir.arena import ARENA_ATTR, OFFSETS_ATTR
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import silence_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.layout import aligned
 from hyperoffload.passes.assign_offsets import OFFSET_ARG_ATTR, AssignOffsetsPass
 from hyperoffload.passes.pipeline import PipelinePass
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.layout import aligned
 from hyperoffload.sim.simulator import simulate
 
 SIZES = (64, 256, 1024)

@@ -6,9 +6,9 @@ from hyperoffload.analysis.program import Program
 from hyperoffload.evaluators.numeric import outputs_match_reference
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.passes.insert import InsertPass
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.policies import PolicyOptions, run_policy
+from hyperoffload.policies.peers import PolicyOptions, run_policy
 
 TRAIN = Path(__file__).resolve().parents[3] / "examples" / "tiny_llama_train.mlir"
 

@@ -28,14 +28,14 @@ from hyperoffload.evaluators.numeric import evaluate, outputs_match_reference
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.move_window import MoveWindowPass
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.policies import PolicyOptions, run_policy
-from hyperoffload.sim.schedule import Schedule
+from hyperoffload.policies.peers import PolicyOptions, run_policy
 from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.arrays import same_array
 

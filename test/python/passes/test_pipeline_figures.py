@@ -15,8 +15,8 @@ from xdsl.dialects.builtin import ModuleOp
 from hyperoffload.analysis.program import Program
 from hyperoffload.ir.diagnostics import silence_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.passes.pipeline import PipelinePass
-from hyperoffload.sim.hardware import load_hardware
 
 MLP = Path(__file__).parents[3] / "examples" / "offload_mlp.mlir"
 HARDWARE = load_hardware("ascend-910c", "5KB")

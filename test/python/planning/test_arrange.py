@@ -16,6 +16,7 @@ from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.planning.arrange import (
     Rank,
     Skeleton,
@@ -23,7 +24,6 @@ from hyperoffload.planning.arrange import (
     offload_positions,
     reorder,
 )
-from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.support.positions import SkeletonPosition as At
 
 M = "tensor<16x16xf32>"

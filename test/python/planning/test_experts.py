@@ -19,6 +19,8 @@ from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.routing import parse_routing
 from hyperoffload.planning.experts import (
     is_routed,
     place_experts,
@@ -26,8 +28,6 @@ from hyperoffload.planning.experts import (
     write_placement,
 )
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.routing import parse_routing
 from hyperoffload.support.tiers import Tier
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
 

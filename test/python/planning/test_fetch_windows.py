@@ -16,11 +16,11 @@ from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import ProgramGraph, ValueInfo
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import Hardware, load_hardware
 from hyperoffload.planning.fetch_windows import place_fetches
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import Plan, PlanOptions, plan_offload
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.sim.hardware import Hardware, load_hardware
 
 US = 1e-6
 KIB = 1024

@@ -1,7 +1,7 @@
 """`hyperoffload.planning.hot_set`: the resident experts, greedy by hits per byte."""
 
+from hyperoffload.model.moe import MoEStep
 from hyperoffload.planning.hot_set import choose_hot_set
-from hyperoffload.sim.moe import MoEStep
 
 
 def test_choose_hot_set() -> None:

@@ -20,10 +20,10 @@ from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import Hardware, Link, load_hardware
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import Plan, PlanOptions, plan_offload
-from hyperoffload.sim.hardware import Hardware, Link, load_hardware
 from hyperoffload.support.tiers import Tier
 
 US = 1e-6

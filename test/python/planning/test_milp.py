@@ -26,6 +26,7 @@ from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import PrefetchOp, StoreOp
 from hyperoffload.ir.diagnostics import collect_diagnostics, silence_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import Hardware, load_hardware
 from hyperoffload.passes.insert import InsertPass
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
@@ -38,7 +39,6 @@ from hyperoffload.planning.planner import (
     plan_schedule,
 )
 from hyperoffload.planning.search import smallest_target
-from hyperoffload.sim.hardware import Hardware, load_hardware
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
 

@@ -15,12 +15,12 @@ from hyperoffload.analysis.program import Program
 from hyperoffload.evaluators.numeric import evaluate
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.schedule import Compute
 from hyperoffload.planning.planner import Plan, plan_schedule
 from hyperoffload.planning.recipes import RecipeBuilder, recomputation_steps
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.planning.write_plan import write_plan
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.schedule import Compute
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.arrays import same_array
 from hyperoffload.support.tiers import Tier

@@ -13,9 +13,9 @@ from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.schedule import Compute, Free
 from hyperoffload.planning.planner import PlanOptions, plan_offload, plan_schedule
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.schedule import Compute, Free
 from hyperoffload.sim.simulator import simulate
 
 ROUND = load_hardware(

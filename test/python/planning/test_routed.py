@@ -13,12 +13,12 @@ from hyperoffload.dialects.hyperoffload import PrefetchOp, RemoteType
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.routing import parse_routing
 from hyperoffload.planning.experts import ExpertBudgetError, place_experts
 from hyperoffload.planning.loop import LoopOptions
 from hyperoffload.planning.planner import PlanError, PlanOptions
 from hyperoffload.planning.routed import plan_routed
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.routing import parse_routing
 
 KIB = 1024
 W = "tensor<64x64xf32>"

@@ -21,11 +21,11 @@ from xdsl.dialects.func import FuncOp
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.ir.diagnostics import Diagnostic, Severity, collect_diagnostics
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import Link, load_hardware
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanOptions
 from hyperoffload.planning.search import TargetSearch, slowdown, smallest_target
-from hyperoffload.sim.hardware import Link, load_hardware
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes
 

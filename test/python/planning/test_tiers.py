@@ -20,11 +20,11 @@ from xdsl.dialects.func import FuncOp
 
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.ir.diagnostics import verify_module
+from hyperoffload.model.hardware import Hardware, Link
 from hyperoffload.planning.planner import PlanError, PlanOptions, plan_offload
 from hyperoffload.planning.tiers import choose_tiers
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.planning.write_plan import write_plan
-from hyperoffload.sim.hardware import Hardware, Link
 from hyperoffload.support.tiers import Tier
 
 US = 1e-6

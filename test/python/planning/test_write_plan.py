@@ -17,10 +17,10 @@ from hyperoffload.analysis.lifetimes import ProgramGraph, ValueInfo
 from hyperoffload.dialects.hyperoffload import PrefetchOp
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.planning.planner import Plan, PlanOptions, plan_offload
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.planning.write_plan import write_plan
-from hyperoffload.sim.hardware import load_hardware
 from hyperoffload.support.tiers import Tier
 
 TEST = Path(__file__).resolve().parents[2]

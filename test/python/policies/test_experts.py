@@ -16,6 +16,10 @@ fetch ahead); `SLACK` computes 10 ms before each router (it always is).
 import pytest
 
 from hyperoffload.frontend.configs import CONFIGS
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.moe import ExpertError, MoEStep, roofline_s
+from hyperoffload.model.routing import Routing, RoutingError, parse_routing, parse_trace
+from hyperoffload.policies.expert_caches import OurPlan
 from hyperoffload.policies.experts import (
     ALL_RESIDENT,
     EXPERT_POLICIES,
@@ -29,10 +33,6 @@ from hyperoffload.policies.experts import (
     plan_ours,
     simulate_experts,
 )
-from hyperoffload.sim.expert_caches import OurPlan
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.moe import ExpertError, MoEStep, roofline_s
-from hyperoffload.sim.routing import Routing, RoutingError, parse_routing, parse_trace
 
 HARDWARE = load_hardware("ascend-910c")
 MB = 10**6

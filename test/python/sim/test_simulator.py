@@ -16,15 +16,15 @@ from xdsl.context import Context
 from hyperoffload.analysis.cost import CostModelError
 from hyperoffload.analysis.program import Program
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import Hardware, HardwareError, load_hardware
-from hyperoffload.sim.policies import (
+from hyperoffload.model.hardware import Hardware, HardwareError, load_hardware
+from hyperoffload.model.schedule import Schedule
+from hyperoffload.policies.peers import (
     PolicyOptions,
     activation_moves,
     distance_moves,
     prefetch_in_order,
     run_policy,
 )
-from hyperoffload.sim.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
 from hyperoffload.support.tiers import Tier
 

@@ -21,7 +21,7 @@ from xdsl.context import Context
 from hyperoffload.analysis.program import Program
 from hyperoffload.frontend import ModelConfig, get_config
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.sim.simulator import SimResult, simulate
 
 LAYERS = 2

@@ -16,7 +16,7 @@ pytest.importorskip("torch")
 
 import torch
 
-from hyperoffload.sim.hardware import load_hardware
+from hyperoffload.model.hardware import load_hardware
 from hyperoffload.tools import (
     hyperoffload_calibrate,
     hyperoffload_opt,

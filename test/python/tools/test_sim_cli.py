@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hyperoffload.sim.policies import POLICIES
+from hyperoffload.policies.peers import POLICIES
 from hyperoffload.tools.hyperoffload_sim import main
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"

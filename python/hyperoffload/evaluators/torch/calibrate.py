@@ -1,6 +1,6 @@
 """
 Microbenchmarks that make a hardware preset of the form
-`hyperoffload.sim.hardware.load_hardware` reads, every figure measured on
+`hyperoffload.model.hardware.load_hardware` reads, every figure measured on
 this device and marked so on its line:
 
 | preset key | measured as |

@@ -18,11 +18,11 @@ from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import extract_schedule
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.compression import compression, transfer_time
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.moves import Move, apply_moves
+from hyperoffload.model.schedule import Schedule, Transfer
 from hyperoffload.planning.planner import PlanOptions, plan_offload
-from hyperoffload.sim.compression import compression, transfer_time
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.moves import Move, apply_moves
-from hyperoffload.sim.schedule import Schedule, Transfer
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.quantize import Compression
 

@@ -50,10 +50,10 @@ from typing import Any
 
 import numpy as np
 
-from hyperoffload.sim.compression import compression
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.kv_step import BlockKey, KVLayout, StepBlocks
-from hyperoffload.sim.schedule import (
+from hyperoffload.model.compression import compression
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.kv_step import BlockKey, KVLayout, StepBlocks
+from hyperoffload.model.schedule import (
     Buffer,
     Compute,
     Free,

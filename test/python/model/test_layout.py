@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hyperoffload.sim import layout
-from hyperoffload.sim.layout import (
+from hyperoffload.model import layout
+from hyperoffload.model.layout import (
     DEFAULT_ALIGNMENT,
     STRATEGIES,
     Allocation,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hyperoffload.sim.hardware import (
+from hyperoffload.model.hardware import (
     Hardware,
     HardwareError,
     Link,

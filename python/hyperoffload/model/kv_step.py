@@ -2,7 +2,7 @@
 The decode step a generation runs, as data: how the step reads its KV cache
 in blocks (`KVLayout`), and its schedule with the buffers that hold the
 blocks (`StepBlocks`). `hyperoffload.analysis.kv_cache` reads them from a
-program; `hyperoffload.sim.generation` runs many calls of them.
+program; `hyperoffload.policies.generation` runs many calls of them.
 
 ```python
 layout = KVLayout("window", block=16, window=32, sinks=4, kv_len=64)
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hyperoffload.sim.schedule import Schedule
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.support.kv_blocks import blocks_read
 from hyperoffload.support.quantize import Compression
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hyperoffload.sim.hardware import Hardware, load_hardware
-from hyperoffload.sim.policies import PolicyOptions, distance_moves, run_policy
-from hyperoffload.sim.schedule import Buffer, Compute, Schedule, Step, Transfer, Wait
+from hyperoffload.model.hardware import Hardware, load_hardware
+from hyperoffload.model.schedule import Buffer, Compute, Schedule, Step, Transfer, Wait
+from hyperoffload.policies.peers import PolicyOptions, distance_moves, run_policy
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
 

@@ -1,5 +1,5 @@
 """
-`hyperoffload.sim.generation`: decode calls with the cache growing and the
+`hyperoffload.policies.generation`: decode calls with the cache growing and the
 window sliding, counted by hand on `test/inputs/window_decode.mlir` (one
 layer, blocks of 4 positions of 128 B, a window of 8 positions and 4 sinks,
 16 positions cached before the first call).
@@ -15,9 +15,9 @@ import pytest
 from hyperoffload.analysis.kv_cache import KVCacheError, decode_step
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
-from hyperoffload.sim.generation import GenerationError, simulate_generation
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.kv_step import KVLayout, StepBlocks
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.kv_step import KVLayout, StepBlocks
+from hyperoffload.policies.generation import GenerationError, simulate_generation
 from hyperoffload.support.quantize import Compression
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
 

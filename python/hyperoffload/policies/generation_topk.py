@@ -47,9 +47,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.topk_step import TopkStep
 from hyperoffload.support.tiers import Tier
-from hyperoffload.support.topk_blocks import topk_layout
 
 TopkPolicy = Literal["none", "plan", "on-demand"]
 TOPK_POLICIES: tuple[TopkPolicy, ...] = ("none", "plan", "on-demand")
@@ -58,39 +58,6 @@ DECAY = 0.8
 
 Ranking = Sequence[Sequence[Sequence[int]]]
 """calls -> layers -> candidate blocks, best first."""
-
-
-@dataclass(frozen=True)
-class TopkStep:
-    """What the replay needs of one top-k decode step."""
-
-    compute_s: float
-    """One call with every block resident (the step's simulated makespan)."""
-    layers: int
-    block_bytes: int
-    """One block of one layer, keys and values, as stored (uncompressed)."""
-    blocks: int
-    """Blocks of the cache per layer (the tail included)."""
-    fixed: int
-    """Fixed blocks per layer (sinks and recent positions)."""
-    topk: int
-    entry_bytes: int
-    """One token's new keys and values over every layer."""
-    block: int
-    """Positions per block."""
-    other_hbm_bytes: int = 0
-    """What the step holds besides the cache (weights, activations)."""
-    block_elements_per_row: int = 0
-    """Elements per quantisation row (head_dim), for compressed bytes."""
-    sinks: int = 0
-    recent: int = 1
-    kv_len: int = 0
-    """Cached positions (0: as many as `blocks` blocks hold, the tail one)."""
-
-    def candidate_blocks(self) -> list[int]:
-        """The blocks the selection chooses among (`topk_layout`)."""
-        length = self.kv_len or (self.blocks - 1) * self.block + 1
-        return list(topk_layout(self.block, self.sinks, self.recent, length).candidates)
 
 
 @dataclass

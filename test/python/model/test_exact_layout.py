@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hyperoffload.sim.exact_layout import exact_layout
-from hyperoffload.sim.layout import (
+from hyperoffload.model.exact_layout import exact_layout
+from hyperoffload.model.layout import (
     Allocation,
     Layout,
     best_fit_by_size,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hyperoffload.sim.hardware import HardwareError, Interconnect, load_hardware
-from hyperoffload.sim.schedule import Buffer, Compute, Schedule
+from hyperoffload.model.hardware import HardwareError, Interconnect, load_hardware
+from hyperoffload.model.schedule import Buffer, Compute, Schedule
 from hyperoffload.sim.simulator import simulate
 from hyperoffload.support.tiers import Tier
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from hyperoffload.sim.compression import Compressed
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.schedule import (
+from hyperoffload.model.compression import Compressed
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.schedule import (
     Buffer,
     Compute,
     Free,

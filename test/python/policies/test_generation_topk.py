@@ -1,5 +1,5 @@
 """
-The top-k generation replay (`hyperoffload.sim.generation_topk`), counted by
+The top-k generation replay (`hyperoffload.policies.generation_topk`), counted by
 hand on test/inputs/round.toml (100 MB/s link, no latency): a block of
 100 B takes 1 us to fetch, a call computes for 1 s.
 """
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from hyperoffload.sim.generation_topk import (
-    TopkStep,
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.topk_step import TopkStep
+from hyperoffload.policies.generation_topk import (
     least_hot,
     map_ranking,
     replay,
 )
-from hyperoffload.sim.hardware import load_hardware
 
 HARDWARE = load_hardware(str(Path(__file__).parents[2] / "inputs" / "round.toml"))
 STEP = TopkStep(

@@ -21,10 +21,10 @@ import heapq
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from hyperoffload.sim.hardware import Hardware, Link
-from hyperoffload.sim.moe import ExpertError, Key, MoEStep
-from hyperoffload.sim.routing import Chosen
-from hyperoffload.sim.schedule import (
+from hyperoffload.model.hardware import Hardware, Link
+from hyperoffload.model.moe import ExpertError, Key, MoEStep
+from hyperoffload.model.routing import Chosen
+from hyperoffload.model.schedule import (
     Buffer,
     Compute,
     Free,

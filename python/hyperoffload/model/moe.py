@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import Float8E4M3FNType, bf16, f16, f32, i8
 from xdsl.ir import Attribute
 
 from hyperoffload.ir.sizes import element_bytes
-from hyperoffload.sim.hardware import Hardware
+from hyperoffload.model.hardware import Hardware
 
 Key = tuple[int, int]
 """(MoE layer, expert)."""

@@ -1,5 +1,5 @@
 """
-`hyperoffload.sim.routing`: the spec grammar, seeded samplers, frequencies
+`hyperoffload.model.routing`: the spec grammar, seeded samplers, frequencies
 and recorded traces with their errors.
 """
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hyperoffload.sim.routing import (
+from hyperoffload.model.routing import (
     Routing,
     RoutingError,
     load_trace,

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
 
-from hyperoffload.sim.hardware import Hardware, Link
+from hyperoffload.model.hardware import Hardware, Link
 from hyperoffload.support.quantize import Compression, compressed_bytes
 
 

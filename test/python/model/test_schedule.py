@@ -16,9 +16,9 @@ import pytest
 from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.model.hardware import load_hardware
+from hyperoffload.model.schedule import Compute, Schedule, ScheduleError
 from hyperoffload.passes.pipeline import PipelinePass
-from hyperoffload.sim.hardware import load_hardware
-from hyperoffload.sim.schedule import Compute, Schedule, ScheduleError
 from hyperoffload.support.strict_json import NonFiniteError
 from hyperoffload.tools.hyperoffload_sim import main as sim_main
 

@@ -58,6 +58,7 @@ hyperoffload ops; the runtime ones are modes of the interpreter.
 
 ```python
 result = run_policy("distance", planned, stripped, hardware, capacity, PolicyOptions())
+result = simulate_program(Program(module, hardware), "reactive-lru", capacity)
 ```
 """
 
@@ -67,9 +68,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import accumulate, pairwise
 
-from hyperoffload.sim.hardware import Hardware
-from hyperoffload.sim.moves import Move, apply_moves
-from hyperoffload.sim.schedule import (
+from hyperoffload.analysis.program import Program
+from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.moves import Move, apply_moves
+from hyperoffload.model.schedule import (
     Buffer,
     Compute,
     Schedule,
@@ -167,6 +169,26 @@ def run_policy(
         )
     schedule = apply_moves(stripped, offload.moves, hardware, offload.releases)
     return simulate(schedule, hardware, capacity, record=record)
+
+
+def simulate_program(
+    program: Program,
+    policy: str,
+    capacity: int | None,
+    options: PolicyOptions | None = None,
+    record: bool = True,
+) -> SimResult:
+    """`policy` on `program`: `plan` runs it as compiled, every other policy its reference."""
+    schedule = program.planned if policy == "plan" else program.reference
+    return run_policy(
+        policy,
+        schedule,
+        schedule,
+        program.hardware,
+        capacity,
+        options or PolicyOptions(),
+        record,
+    )
 
 
 def resident_arguments(schedule: Schedule) -> Schedule:

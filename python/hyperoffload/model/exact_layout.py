@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from hyperoffload.sim.allocations import Allocation, Layout, aligned, live_peak
+from hyperoffload.model.allocations import Allocation, Layout, aligned, live_peak
 
 PREORDERS = ("WAT", "TAW", "TWA")
 """MiniMalloc's preorders: keys by `W`idth of lifetime, `A`rea, section `T`otal."""

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from hyperoffload.ir.diagnostics import format_diagnostic
-from hyperoffload.sim.hardware_keys import UnknownKeyError, check_keys
+from hyperoffload.model.hardware_keys import UnknownKeyError, check_keys
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 from hyperoffload.support.units import parse_duration, parse_rate, parse_size
 

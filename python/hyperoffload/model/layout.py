@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from hyperoffload.sim.allocations import (
+from hyperoffload.model.allocations import (
     DEFAULT_ALIGNMENT,
     Allocation,
     Layout,
@@ -459,7 +459,7 @@ def static_layout(
     may use it too; on some patterns it fragments less than placing by size);
     on ties in that order of preference. Where that arena is above the live
     peak and there are at most `AUTO_EXACT_MAX` allocations, `auto` then runs
-    the exact search (`hyperoffload.sim.exact_layout`) for
+    the exact search (`hyperoffload.model.exact_layout`) for
     `AUTO_EXACT_NODES` nodes per allocation, so its result does not depend
     on the machine. `exact` runs it from `auto`'s layout for `time_limit`
     seconds (default `EXACT_TIME_LIMIT`); it is never worse than `auto`.
@@ -481,7 +481,7 @@ def static_layout(
     ):
         return best
     # deferred: the exact search builds on this module's types
-    from hyperoffload.sim.exact_layout import exact_layout
+    from hyperoffload.model.exact_layout import exact_layout
 
     if strategy == "exact":
         limit = EXACT_TIME_LIMIT if time_limit is None else time_limit
