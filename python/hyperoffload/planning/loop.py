@@ -128,6 +128,8 @@ class PlanningLoop:
         self.graph = graph
         self.hardware = hardware
         self.options = options
+        self.capacity: int | None = None
+        """The HBM the plan written runs in (`Trial.capacity`; None: unlimited)."""
 
     @staticmethod
     def for_function(
@@ -417,9 +419,6 @@ class PlanningLoop:
         self._write_into(self.function, self.graph.ops, self.graph.fusion, trial)
         self.capacity = trial.capacity
         return trial
-
-    capacity: int | None = None
-    """The HBM the plan written runs in (`Trial.capacity`; None: unlimited)."""
 
     def simulate_written(self) -> SimResult:
         """

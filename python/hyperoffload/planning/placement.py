@@ -150,9 +150,8 @@ def _just_in_time(
         link = free[w.link]
         issue = issue_just_in_time(link, 0, w.latest, w.duration_s)
         wanted[k] = min(max(issue, w.earliest), w.latest, ahead[k])
-        if (
-            wanted[k] < issue
-        ):  # issued earlier for `distance`, it holds the link from then
+        # issued earlier for `distance`, it holds the link from then
+        if wanted[k] < issue:
             link[wanted[k] : w.latest] = 0.0
     return wanted
 
