@@ -4,6 +4,7 @@ minimise `alpha * T_exposed + beta * M_peak` (the seeds' Algorithm 1).
 
 Windows: a `prefetch` may go anywhere after the remote copy it reads exists
 (after the `store` that makes it, or the function start for an argument) and
+the copy it replaces is released (its last read, the end of its store), and
 before its first consumer (`hyperoffload.planning.fetch_windows`, the rule's
 one home, which the planner's placement shares); a `store` goes right after
 its producer; a
@@ -72,7 +73,7 @@ def move_window(function: FuncOp, hardware: Hardware, options: MoveOptions) -> N
     times = [op_time[o] for o in skeleton.ops]
     start = np.concatenate(([0.0], np.cumsum(times)))
     live = np.array([live_by_op[o] for o in skeleton.ops], dtype=np.int64)
-    windows = prefetch_windows(skeleton, prefetches, hardware)
+    windows = prefetch_windows(skeleton, prefetches, hardware, graph.fusion, start)
     target = hardware.hbm_capacity
     moved = place_prefetches(windows, start, live, target, options)
     placed = {p: SkeletonPosition(m) for p, m in zip(prefetches, moved, strict=True)}

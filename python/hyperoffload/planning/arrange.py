@@ -92,7 +92,16 @@ class Skeleton:
         a view chain starts from and every view of it (a detached slice
         frees the buffer its sibling slices read), fused reads too.
         """
-        root = detach.value
+        last = max(self.readers(detach.value, fusion), default=SkeletonPosition(-1))
+        return max(last, self.producer_of_operand(detach))
+
+    def readers(self, value: SSAValue, fusion: Fusion) -> list[SkeletonPosition]:
+        """
+        The skeleton ops reading the buffer of `value`: uses of the value its
+        view chain starts from and of every view of it, fused reads at the
+        kernel they are fused into.
+        """
+        root = value
         while isinstance(root.owner, VIEW_OPS) and root.owner.operands:
             root = root.owner.operands[0]
         values: list[SSAValue] = [root]
@@ -104,8 +113,7 @@ class Skeleton:
                 uses += [self.holder(use.operation), *map(self.holder, readers)]
                 if isinstance(use.operation, VIEW_OPS) and use.index == 0:
                     values += use.operation.results
-        last = max((u for u in uses if u is not None), default=SkeletonPosition(-1))
-        return max(last, self.producer_of_operand(detach))
+        return [u for u in uses if u is not None]
 
 
 def offload_positions(

@@ -32,9 +32,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
+from xdsl.ir import SSAValue
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.cost import tensor_bytes
+from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.analysis.lifetimes import ProgramGraph, memory_timeline
 from hyperoffload.dialects.hyperoffload import PrefetchOp, RemoteType, StoreOp
 from hyperoffload.model.compression import Compressed, transfer_time
@@ -88,12 +91,22 @@ def fetch_window(
 
 
 def prefetch_windows(
-    skeleton: Skeleton, prefetches: list[PrefetchOp], hardware: Hardware
+    skeleton: Skeleton,
+    prefetches: list[PrefetchOp],
+    hardware: Hardware,
+    fusion: Fusion,
+    start: npt.NDArray[np.float64],
 ) -> list[PrefetchWindow]:
     """
     The window of each `hyperoffload.prefetch` of `prefetches` (in skeleton
-    positions); one with no user stays where it is.
+    positions; `start[i]`: the compute time skeleton op i starts); one with
+    no user stays where it is. It opens once the copy it replaces is
+    released: after the last read, before its first user, of another HBM
+    copy of the value (the `store`'s operand, another fetch of the same
+    remote copy), and not before the store reading the operand ends (its
+    detach waits for it; a fetch issued earlier holds both copies).
     """
+    stored = _store_ends(skeleton, hardware, start)
     windows: list[PrefetchWindow] = []
     for prefetch in prefetches:
         users = [skeleton.holder(use.operation) for use in prefetch.result.uses]
@@ -107,11 +120,54 @@ def prefetch_windows(
         if isinstance(source.owner, StoreOp):
             exists = skeleton.producer_of_operand(source.owner) + 1
         assert isinstance(source.type, RemoteType)
+        first = min(users)
+        reads = [r for c in _copies(prefetch) for r in skeleton.readers(c, fusion)]
+        after = max((r for r in reads if r < first), default=-1)
+        if isinstance(source.owner, StoreOp):  # once the store has read it all
+            ends = int(np.searchsorted(start, stored[source.owner] - 1e-12))
+            after = max(after, min(ends, first) - 1)
         nbytes = tensor_bytes(prefetch.result, prefetch)
         compressed = value_compression(prefetch.result, prefetch.compress, hardware)
         fetch = (source.type.tier, nbytes, compressed)
-        windows.append(fetch_window(hardware, fetch, exists, min(users), current))
+        windows.append(
+            fetch_window(hardware, fetch, exists, first, current, after=after)
+        )
     return windows
+
+
+def _store_ends(
+    skeleton: Skeleton, hardware: Hardware, start: npt.NDArray[np.float64]
+) -> dict[StoreOp, float]:
+    """
+    When each `store` of the body ends: issued when its operand's producer
+    ends, after the stores before it on its link's copy stream.
+    """
+    free: dict[str, float] = {}
+    ends: dict[StoreOp, float] = {}
+    for store in (o for o in skeleton.body if isinstance(o, StoreOp)):
+        remote = store.results[0].type
+        assert isinstance(remote, RemoteType)
+        tier = remote.tier
+        nbytes = tensor_bytes(store.operands[0], store)
+        compressed = value_compression(store.operands[0], store.compress, hardware)
+        duration = transfer_time(hardware.link(tier), nbytes, False, compressed)
+        issue = float(start[skeleton.producer_of_operand(store) + 1])
+        ends[store] = max(issue, free.get(tier, 0.0)) + duration
+        free[tier] = ends[store]
+    return ends
+
+
+def _copies(prefetch: PrefetchOp) -> list[SSAValue]:
+    """The other HBM copies of the value `prefetch` fetches."""
+    source = prefetch.source
+    copies: list[SSAValue] = []
+    if isinstance(source.owner, StoreOp):
+        copies.append(source.owner.operands[0])
+    for use in source.uses:
+        other = use.operation
+        if isinstance(other, PrefetchOp) and other is not prefetch:
+            copies.append(other.result)
+    return copies
 
 
 def _windows(
