@@ -14,7 +14,10 @@ is priced on the graph (`plan_schedule` is the schedule its IR extracts
 to); one that recomputes is written into a copy of the function and that
 copy simulated, because clones fuse with the kernels around them (and the
 originals they leave with one consumer fuse with it) otherwise than the
-graph's recipes, which run each clone as a kernel of its own, say.
+graph's recipes, which run each clone as a kernel of its own, say; so is
+one that fetches a value while the store of the copy it replaces still
+reads it (`SimResult.fetches_into_held`). No plan chosen peaks above the
+function as it came: the plan for that peak is taken instead.
 
 ```python
 loop = PlanningLoop(function, graph, hardware, LoopOptions(PlanOptions(target=0), MoveOptions()))
@@ -160,7 +163,30 @@ class PlanningLoop:
         if options.solver == "milp":  # started from the heuristic, never worse
             exact = partial(self._exact, start=trial.plan)
             trial = _better(self._in_addresses(exact, options), trial)
-        return trial
+        return self._never_above_unplanned(trial, options)
+
+    @cached_property
+    def unplanned_peak(self) -> int:
+        """The peak of the function as it came (its graph's schedule), in unlimited HBM."""
+        return simulate(
+            self.graph.schedule, self.hardware, None, record=False
+        ).peak_hbm_bytes
+
+    def _never_above_unplanned(self, trial: Trial, options: PlanOptions) -> Trial:
+        """
+        Where `trial` peaks above the function as it came, the plan for that
+        peak (which moves nothing it need not) if it peaks lower: no plan
+        holds more HBM than none.
+        """
+        if trial.result.peak_hbm_bytes <= self.unplanned_peak:
+            return trial
+        try:
+            unplanned = self._heuristic(replace(options, target=self.unplanned_peak))
+        except PlanError:
+            return trial
+        if unplanned.result.peak_hbm_bytes >= trial.result.peak_hbm_bytes:
+            return trial
+        return replace(unplanned, target=options.target)
 
     def _one_tier(self, trial: Trial, options: PlanOptions) -> Trial:
         """
@@ -397,9 +423,16 @@ class PlanningLoop:
         """
         `trial` priced as the program it writes: a plan that recomputes is
         written into a copy of the function, and its schedule and simulation
-        are that copy's (see the module docstring); any other as it is.
+        are that copy's (see the module docstring), as is one that fetches a
+        value while the store of the copy it replaces still reads it (the
+        graph's schedule fetches into the buffer still held, the IR into a
+        tensor of its own: both held until the store ends); any other as it
+        is.
         """
-        if not any(value.recompute for value in trial.plan.values):
+        if (
+            not any(value.recompute for value in trial.plan.values)
+            and trial.result.fetches_into_held == 0
+        ):
             return trial
         values: dict[SSAValue, SSAValue] = {}
         probe = self.function.clone(value_mapper=values)

@@ -132,6 +132,12 @@ class SimResult:
     """Compute steps and transfers, for traces and plots."""
     allocations: list[Allocation] = field(default_factory=list[Allocation])
     """Each stay of a buffer in HBM, numbered by occupancy changes (for layouts)."""
+    fetches_into_held: int = 0
+    """
+    Fetches into a buffer still held, its free waiting for the store reading
+    it: the fetch takes it back at no cost, where an IR fetching into a
+    tensor of its own holds both until the store ends.
+    """
 
     @property
     def exposed_transfer_s(self) -> float:
@@ -537,6 +543,8 @@ class _Transfers(_Cache):
     def _fetch(self, step: Transfer) -> float:
         """A copy to the device: its buffer claimed, started once its copy is there."""
         self.released.discard(step.dest)
+        if self.pending_free.get(step.dest, 0.0) > self.now:
+            self.result.fetches_into_held += 1
         self._allocate(step.dest, set())
         name = self.buffers[step.dest].name
         ready = self.copy_ready.get(step.source, 0.0)

@@ -21,7 +21,7 @@ from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.model.hardware import Hardware, Link, load_hardware
-from hyperoffload.planning.loop import LoopOptions, PlanningLoop
+from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
 from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import Plan, PlanOptions, plan_offload
 from hyperoffload.support.tiers import Tier
@@ -243,3 +243,19 @@ def test_write_places_each_of_several_fetches_where_it_was_moved(ctx: Context):
         f"%t2 = arith.addf %s2, %s2 : {T}",
         f"func.return %t2 : {T}",
     ]
+
+
+def test_a_trial_never_peaks_above_the_function_as_it_came(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+):
+    # Whatever the plan chosen peaks at (here made 8 KiB), a trial above the
+    # function as it came gives way to the plan for that peak, for its target.
+    def inflated(self: PlanningLoop, trial: Trial, options: PlanOptions) -> Trial:
+        return replace(trial, result=replace(trial.result, peak_hbm_bytes=8 * KIB))
+
+    monkeypatch.setattr(PlanningLoop, "_stalling", inflated)
+    loop = pipeline_loop(ctx, MoveOptions())
+    trial = loop.trial(4 * KIB)
+    assert loop.unplanned_peak < 8 * KIB
+    assert trial.result.peak_hbm_bytes <= loop.unplanned_peak
+    assert trial.target == 4 * KIB
