@@ -60,6 +60,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.dialects.provenance import written_as
+from hyperoffload.dialects.views import readers, view_source
 
 ErrorFactory = Callable[[Operation, str], Exception]
 """Builds the exception to raise for a violation at an op."""
@@ -180,16 +181,19 @@ class _Positions:
 
 def _check_detach(detach: DetachOp, positions: _Positions, error: ErrorFactory) -> None:
     """
-    Whether a use of the detached value may run after `detach`.
+    Whether a use of the detached buffer may run after `detach`.
 
+    The buffer is the detached value's, looking through views
+    (`hyperoffload.dialects.views`), and its uses are the `readers` of it
+    and of its views: a view reads nothing, the op reading through it does.
     `path` holds, for the detach's block and each enclosing block up to the
-    value's, the op there that is (or contains) the detach. A use is placed
+    buffer's, the op there that is (or contains) the detach. A use is placed
     at the innermost of those blocks that contains it: after the path's op
     there it may run after the detach; inside the path's op (a branch op) but
     not in the detach's region, it is on another path.
     """
-    value = detach.value
-    owner = value.owner
+    buffer = view_source(detach.value)
+    owner = buffer.owner
     defining = owner if isinstance(owner, Block) else owner.parent_block()
     path: dict[Block, Operation] = {}
     current: Operation | None = detach
@@ -210,9 +214,8 @@ def _check_detach(detach: DetachOp, positions: _Positions, error: ErrorFactory) 
         return None
 
     before: list[Operation] = []
-    after: list[tuple[int, Operation]] = []  # (position, user): the first is blamed
-    for use in value.uses:
-        user = use.operation
+    after: list[tuple[int, Operation, SSAValue]] = []  # the first is blamed
+    for user, operand in readers(buffer):
         where = placed(user)
         if where is None or where[0] is where[1]:
             continue  # the detach itself, or another branch of a path's op
@@ -221,25 +224,29 @@ def _check_detach(detach: DetachOp, positions: _Positions, error: ErrorFactory) 
             if ancestor is user:  # a use that runs before the detach, always
                 before.append(user)
         else:
-            after.append((positions.of(ancestor), user))
+            after.append((positions.of(ancestor), user, operand))
     if not after:
         return
-    user = min(after, key=lambda a: a[0])[1]  # in program order, not use order
+    _, user, operand = min(after, key=lambda a: a[0])  # in program order
     branch = _branch_of(detach)
     note = (
         ""
         if branch is None or detach.parent_block() is defining
         else (f" (the detach inside {_branch_name(*branch)} may have run)")
     )
+    through = [v for v in (operand, detach.value) if v is not buffer]
+    if through:
+        views = " and ".join(dict.fromkeys(describe(v) for v in through))
+        note = f", through its view {views}{note}"
     if any(isinstance(u, StoreOp) for u in before):
         raise error(
             user,
-            f"{describe(value)} is used after its detach; read a prefetch of its "
+            f"{describe(buffer)} is used after its detach; read a prefetch of its "
             f"stored copy instead{note}",
         )
     raise error(
         detach,
-        f"detach of live data that no store has persisted: {describe(value)} is "
+        f"detach of live data that no store has persisted: {describe(buffer)} is "
         f"still used by {written_as(user)} after it{note}",
     )
 

@@ -164,9 +164,10 @@ func.func @caller(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %y : tensor<4xf32>
 }
 
-// A view of the prefetched tensor may share its buffer and outlives the
-// detach: the buffer is not freed there. A tier request on a tensor argument
-// is dropped (the tensor is device-resident).
+// A view of the prefetched tensor may share its buffer, which bufferization
+// may keep past the detach: the buffer is not freed there. (A read through the
+// view after the detach is a use after it, which the verifier rejects.) A tier
+// request on a tensor argument is dropped (the tensor is device-resident).
 // CHECK-LABEL: func.func @view
 // CHECK-SAME:    (%v: tensor<32xf32>, %w: memref<4x8xf32, 1 : i64>) -> tensor<32xf32> {
 // CHECK:         %c = tensor.collapse_shape %d
@@ -175,7 +176,7 @@ func.func @caller(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @view(%v: tensor<32xf32> {hyperoffload.tier = #hyperoffload.tier<remote>}, %w: !hyperoffload.remote<tensor<4x8xf32>>) -> tensor<32xf32> {
   %d = hyperoffload.prefetch %w : !hyperoffload.remote<tensor<4x8xf32>> -> tensor<4x8xf32>
   %c = tensor.collapse_shape %d [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
-  hyperoffload.detach %d : tensor<4x8xf32>
   %s = arith.addf %c, %v : tensor<32xf32>
+  hyperoffload.detach %d : tensor<4x8xf32>
   func.return %s : tensor<32xf32>
 }

@@ -51,18 +51,10 @@ from xdsl.traits import SymbolTable
 from hyperoffload.dialects.collectives import CollectiveOp
 from hyperoffload.dialects.hyperoffload import RemoteType
 from hyperoffload.dialects.provenance import written_as
+from hyperoffload.dialects.views import VIEW_OPS, view_source
 from hyperoffload.ir import sizes
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.model.hardware import Hardware, HardwareError
-
-VIEW_OPS: tuple[type[Operation], ...] = (
-    tensor.CollapseShapeOp,
-    tensor.ExpandShapeOp,
-    tensor.ExtractSliceOp,
-    tensor.CastOp,
-    tensor.ReshapeOp,
-)
-"""Ops whose result is a view of their first operand: no time, no allocation."""
 
 FREE_OPS: tuple[type[Operation], ...] = (
     tensor.EmptyOp,
@@ -445,9 +437,7 @@ def reject_recursion(call: func.CallOp) -> None:
 
 def producer(value: SSAValue) -> Operation | None:
     """The op computing `value`, looking through views (None: a block argument)."""
-    owner = value.owner
-    while isinstance(owner, VIEW_OPS):
-        owner = owner.operands[0].owner
+    owner = view_source(value).owner
     return owner if isinstance(owner, Operation) else None
 
 

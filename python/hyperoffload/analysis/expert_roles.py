@@ -28,8 +28,8 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import DenseArrayBase
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
-from hyperoffload.analysis.cost import VIEW_OPS
 from hyperoffload.dialects.hyperoffload import EXPERT_ATTR
+from hyperoffload.dialects.views import VIEW_OPS
 from hyperoffload.ir.diagnostics import location_of
 
 Key = tuple[int, int]

@@ -58,7 +58,6 @@ from xdsl.ir.affine import AffineDimExpr
 
 from hyperoffload.analysis.cost import (
     NO_COST,
-    VIEW_OPS,
     CostModel,
     OpCost,
     OpWork,
@@ -72,6 +71,7 @@ from hyperoffload.analysis.cost import (
 )
 from hyperoffload.dialects.hyperoffload import OFFLOAD_OPS, DetachOp
 from hyperoffload.dialects.residency import ancestor_in
+from hyperoffload.dialects.views import VIEW_OPS
 
 SCORE_REDUCTION_LIMIT = 512
 """The largest reduction (head dimension) of a contraction that computes attention scores."""

@@ -55,7 +55,7 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import SSAValue
 
 from hyperoffload.analysis.branches import taken_path
-from hyperoffload.analysis.cost import VIEW_OPS, CostModel, tensor_bytes
+from hyperoffload.analysis.cost import CostModel, tensor_bytes
 from hyperoffload.analysis.expert_roles import (
     Key,
     Role,
@@ -65,6 +65,7 @@ from hyperoffload.analysis.expert_roles import (
 )
 from hyperoffload.analysis.extract import extract_schedule, main_function
 from hyperoffload.dialects.hyperoffload import EXPERT_ATTR, MOE_ATTR
+from hyperoffload.dialects.views import VIEW_OPS
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.model.hardware import Hardware
 from hyperoffload.model.moe import ExpertError, MoELayer, MoEStep

@@ -48,13 +48,13 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import BlockArgument, Operation
 
 from hyperoffload.analysis.cost import (
-    VIEW_OPS,
     is_contraction,
     producer,
     read_operands,
 )
 from hyperoffload.analysis.fusion import is_layout
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
+from hyperoffload.dialects.views import VIEW_OPS
 from hyperoffload.model.hardware import Hardware
 from hyperoffload.model.schedule import Schedule
 from hyperoffload.planning.planner import Plan, plan_schedule

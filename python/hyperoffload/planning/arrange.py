@@ -23,7 +23,6 @@ from enum import IntEnum
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from hyperoffload.analysis.cost import VIEW_OPS
 from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.dialects.hyperoffload import (
     OFFLOAD_OPS,
@@ -32,6 +31,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
 )
 from hyperoffload.dialects.residency import ancestor_in
+from hyperoffload.dialects.views import VIEW_OPS
 from hyperoffload.support.positions import SkeletonPosition
 
 

@@ -26,9 +26,10 @@ from typing import Literal
 
 from xdsl.ir import Operation, SSAValue
 
-from hyperoffload.analysis.cost import VIEW_OPS, tensor_type
+from hyperoffload.analysis.cost import tensor_type
 from hyperoffload.analysis.fusion import outer_operands
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
+from hyperoffload.dialects.views import VIEW_OPS
 from hyperoffload.model.schedule import Compute
 from hyperoffload.support.tiers import Tier
 

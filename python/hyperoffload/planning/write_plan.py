@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import cast
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType, UnknownLoc
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue, Use
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -105,16 +105,32 @@ class _Placement:
         )
 
     def apply(self, rewriter: Rewriter) -> None:
+        """
+        Insert the placed ops, each located at the op it serves (where it
+        has no location of its own): a fetch at the use it is for, a store
+        or a detach at the op it follows, so a diagnostic about it names a
+        line of the source.
+        """
         first = self.ops[0]
         for *_, op in sorted(self.after.get(-1, ())):
+            _locate(op, first)
             rewriter.insert_op(op, InsertPoint.before(first))
         for index, op in enumerate(self.ops):
-            for *_, new in sorted(self.before.get(index, ())):
+            for deadline, _, new in sorted(self.before.get(index, ())):
+                served = deadline if index < deadline < len(self.ops) else index
+                _locate(new, self.ops[served])
                 rewriter.insert_op(new, InsertPoint.before(op))
             anchor = op
             for *_, new in sorted(self.after.get(index, ())):
+                _locate(new, op)
                 rewriter.insert_op(new, InsertPoint.after(anchor))
                 anchor = new
+
+
+def _locate(op: Operation, like: Operation) -> None:
+    """Give `op`, where it has no location, the location of `like`."""
+    if isinstance(op.location, UnknownLoc):
+        op.location = like.location
 
 
 def _rewire(uses: list[tuple[int, Use]], readers: list[tuple[int, SSAValue]]) -> None:
@@ -380,13 +396,16 @@ def _fetch_ahead(
         weight = function.args[index]
         prefetch = PrefetchOp(weight, speculative=True)
         prefetch.result.name_hint = weight.name_hint
+        _locate(prefetch, branches[key])
         if before:
             anchor = max(before, key=body.get_operation_index)
             body.insert_op_after(prefetch, _after_detaches(anchor))
         else:
             body.insert_op_before(prefetch, body.first_op)  # type: ignore[arg-type]
         _read_fetched(weight, prefetch)
-        body.insert_op_after(DetachOp(prefetch.result), _after_detaches(branches[key]))
+        detach = DetachOp(prefetch.result)
+        _locate(detach, branches[key])
+        body.insert_op_after(detach, _after_detaches(branches[key]))
 
 
 def _after_detaches(op: Operation) -> Operation:

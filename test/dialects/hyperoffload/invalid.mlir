@@ -130,3 +130,36 @@ func.func @tier_mismatch(%w: !hyperoffload.remote<tensor<4xf32>, host> {hyperoff
   func.return
 }
 // CHECK: invalid.mlir:129:1: error: 'hyperoffload.tier' on argument #0 of @tier_mismatch says 'remote' but its type !hyperoffload.remote<tensor<4xf32>, host> lives in 'host'
+
+// -----
+
+// A view reads nothing: the op reading through it is the use after the detach.
+func.func @read_through_view_after_detach(%x: tensor<2x2xf32>) -> tensor<4xf32> {
+  hyperoffload.detach %x : tensor<2x2xf32>
+  %v = tensor.collapse_shape %x [[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+  %y = arith.addf %v, %v : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+// CHECK: invalid.mlir:138:3: error: detach of live data that no store has persisted: %x is still used by 'arith.addf' after it, through its view %v
+
+// -----
+
+// A view taken before the detach still lives in the detached buffer.
+func.func @view_taken_before_detach(%x: tensor<2x2xf32>) -> tensor<4xf32> {
+  %v = tensor.collapse_shape %x [[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+  hyperoffload.detach %x : tensor<2x2xf32>
+  %y = arith.addf %v, %v : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+// CHECK: invalid.mlir:150:3: error: detach of live data that no store has persisted: %x is still used by 'arith.addf' after it, through its view %v
+
+// -----
+
+// Detaching a view releases the buffer it lives in.
+func.func @detach_of_a_view(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %v = tensor.collapse_shape %x [[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+  hyperoffload.detach %v : tensor<4xf32>
+  %y = arith.addf %x, %x : tensor<2x2xf32>
+  func.return %y : tensor<2x2xf32>
+}
+// CHECK: invalid.mlir:161:3: error: detach of live data that no store has persisted: %x is still used by 'arith.addf' after it, through its view %v

@@ -26,8 +26,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 
-from hyperoffload.analysis.cost import VIEW_OPS, tensor_bytes
+from hyperoffload.analysis.cost import tensor_bytes
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, RemoteType
+from hyperoffload.dialects.views import VIEW_OPS
 from hyperoffload.evaluators.numeric import evaluate, outputs_match_reference
 from hyperoffload.frontend import ModelConfig, get_config
 from hyperoffload.frontend.configs import AttentionSpec, BlockTag, KVKind
