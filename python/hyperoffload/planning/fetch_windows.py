@@ -124,7 +124,7 @@ def prefetch_windows(
         reads = [r for c in _copies(prefetch) for r in skeleton.readers(c, fusion)]
         after = max((r for r in reads if r < first), default=-1)
         if isinstance(source.owner, StoreOp):  # once the store has read it all
-            ends = int(np.searchsorted(start, stored[source.owner] - 1e-12))
+            ends = int(np.searchsorted(start, stored.get(source.owner, 0.0) - 1e-12))
             after = max(after, min(ends, first) - 1)
         nbytes = tensor_bytes(prefetch.result, prefetch)
         compressed = value_compression(prefetch.result, prefetch.compress, hardware)
@@ -148,6 +148,8 @@ def _store_ends(
         remote = store.results[0].type
         assert isinstance(remote, RemoteType)
         tier = remote.tier
+        if tier not in hardware.links:  # the simulator names the missing tier
+            continue
         nbytes = tensor_bytes(store.operands[0], store)
         compressed = value_compression(store.operands[0], store.compress, hardware)
         duration = transfer_time(hardware.link(tier), nbytes, False, compressed)
