@@ -28,7 +28,7 @@ loop.write(trial)                # the offload ops, in the IR
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property, partial
 
@@ -133,6 +133,10 @@ class PlanningLoop:
         self.options = options
         self.capacity: int | None = None
         """The HBM the plan written runs in (`Trial.capacity`; None: unlimited)."""
+        self._written: dict[Hashable, tuple[Plan, Schedule, SimResult]] = {}
+        """Plans priced as written (`_as_written`), by what their IR is made of."""
+        self._planned: dict[PlanOptions, Trial] = {}
+        """The ranked planner's trials (`_heuristic`), by their options."""
 
     @staticmethod
     def for_function(
@@ -385,7 +389,17 @@ class PlanningLoop:
         return self._judged(Trial(options.target, plan, plan, schedule, result, False))
 
     def _heuristic(self, options: PlanOptions) -> Trial:
-        """The ranked planner's plan for `options.target`, placed if asked."""
+        """
+        The ranked planner's plan for `options.target`, placed if asked
+        (once per options: `_stalling` asks again for the target itself,
+        `_never_above_unplanned` for the unplanned peak at every target).
+        """
+        if options not in self._planned:
+            self._planned[options] = self._planned_anew(options)
+        return self._planned[options]
+
+    def _planned_anew(self, options: PlanOptions) -> Trial:
+        """`_heuristic`'s trial, made."""
         distance = options.prefetch_distance
         plan = plan_offload(self.graph, self.hardware, options)
         if self.options.move is None:
@@ -434,14 +448,21 @@ class PlanningLoop:
             and trial.result.fetches_into_held == 0
         ):
             return trial
-        values: dict[SSAValue, SSAValue] = {}
-        probe = self.function.clone(value_mapper=values)
-        costs = CostModel(self.hardware)
-        fusion = Fusion(probe.body.block, costs)  # the graph's, on the clone's ops
-        probed = replace(trial, plan=_translated(trial.plan, values))
-        self._write_into(probe, list(probe.body.block.ops), fusion, probed)
-        schedule = extract_schedule(probe, costs)
-        result = simulate(schedule, self.hardware, None, record=False)
+        key = _written_key(trial)
+        if key not in self._written:  # the same IR is written for it as before
+            values: dict[SSAValue, SSAValue] = {}
+            probe = self.function.clone(value_mapper=values)
+            costs = CostModel(self.hardware)
+            # the graph's kernels on the clone's ops, read only to move fetches
+            # (the graph's own otherwise, unread)
+            block = probe.body.block
+            fusion = Fusion(block, costs) if trial.moved else self.graph.fusion
+            probed = replace(trial, plan=_translated(trial.plan, values))
+            self._write_into(probe, list(block.ops), fusion, probed)
+            schedule = extract_schedule(probe, costs)
+            result = simulate(schedule, self.hardware, None, record=False)
+            self._written[key] = (trial.plan, schedule, result)
+        _, schedule, result = self._written[key]
         return replace(trial, schedule=schedule, result=result)
 
     def write(self, trial: Trial) -> Trial:
@@ -480,13 +501,46 @@ class PlanningLoop:
         # in their issue order (as the planner's schedule has them)
         moved = _fetch_positions(trial.plan, distance)
         order = sorted(range(len(prefetches)), key=lambda k: moved[k])
-        # positions count the ops the plan wrote too (recomputations)
+        # positions count the ops the plan wrote too (recomputations); a
+        # fetch moved before an offload op the function came with goes
+        # before the compute op after it
         block = function.body.block
-        index = Skeleton(block).index
+        skeleton = Skeleton(block)
         positions: dict[PrefetchOp, SkeletonPosition] = {
-            prefetches[k]: index[ops[moved[k][0]]] for k in order
+            prefetches[k]: skeleton.position_of(ops[moved[k][0]]) for k in order
         }
         arrange(block, positions, fusion)
+
+
+def _written_key(trial: Trial) -> Hashable:
+    """
+    What the IR `_write_into` writes for `trial` is made of: each planned
+    value's fields that `write_plan` reads (its value by identity: the
+    graph's, with the uses and tier the plan gives it), the arguments placed
+    in HBM, and whether its fetches moved.
+    """
+    return (
+        tuple(
+            (
+                id(v.info.value),
+                v.info.producer,
+                tuple(v.info.uses),
+                v.info.tier,
+                tuple(v.gaps),
+                v.stored,
+                v.initially_out,
+                v.write_back,
+                None if v.fetch_ops is None else tuple(v.fetch_ops),
+                v.recompute,
+                tuple(v.recipes),
+                v.compress,
+                v.tier,
+            )
+            for v in trial.plan.values
+        ),
+        tuple(id(info.value) for info in trial.plan.placed),
+        trial.moved,
+    )
 
 
 def _translated(plan: Plan, values: dict[SSAValue, SSAValue]) -> Plan:

@@ -805,3 +805,22 @@ def test_a_store_to_a_tier_the_hardware_lacks_is_located_at_the_store(
     _assert_diagnosed(status, err, "(it has: remote)")
     first = next(line for line in err.splitlines() if "error:" in line)
     assert first.startswith(f"{path}:4:3: error: %a has a copy in 'host'"), err
+
+
+def test_a_fetch_moved_before_a_store_the_function_came_with_is_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """
+    Mutation case 2639: a plan fetching `%x` before the `hyperoffload.store`
+    `@park` came with, priced as written (the store still reads what it
+    replaces), was placed by the store's position, which the op skeleton does
+    not hold (a KeyError); it goes before the compute op after the store.
+    """
+    source = ROOT / "test" / "conversions" / "convert-hyperoffload-to-linalg-arena.mlir"
+    out = tmp_path / "planned.mlir"
+    spec = "hyperoffload-pipeline{hbm-capacity=18438}"
+    status, _, err = _run(capsys, opt_main, str(source), "-p", spec, "-o", str(out))
+    assert status == 0, err
+    assert "internal error" not in err
+    status, _, err = _run(capsys, sim_main, str(out), "--policy", "plan")
+    assert status == 0, err
