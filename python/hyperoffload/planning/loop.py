@@ -19,6 +19,10 @@ one that fetches a value while the store of the copy it replaces still
 reads it (`SimResult.fetches_into_held`). No plan chosen peaks above the
 function as it came: the plan for that peak is taken instead.
 
+What targets repeat is done once per loop: a plan priced as written once
+per IR it writes (`ValuePlan.key`), the ranked planner's plan once per
+options and its simulations once per set of values, an arena once per run.
+
 ```python
 loop = PlanningLoop(function, graph, hardware, LoopOptions(PlanOptions(target=0), MoveOptions()))
 trial = loop.trial(32 * 10**9)   # plan, move-window, simulation: no IR touched
@@ -29,7 +33,7 @@ loop.write(trial)                # the offload ops, in the IR
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 
 from xdsl.dialects.func import FuncOp
@@ -51,6 +55,7 @@ from hyperoffload.planning.planner import (
     Plan,
     PlanError,
     PlanOptions,
+    Simulations,
     offload_choices,
     plan_offload,
     plan_schedule,
@@ -106,10 +111,23 @@ class Trial:
     The HBM its simulation ran in: None, unlimited; the target, for a plan
     that waits for its stores (`PlanningLoop._stalling`).
     """
+    arenas: dict[Hashable, int] | None = field(default=None, compare=False, repr=False)
+    """
+    Arenas laid out already, by the stays and options laid out (its loop's:
+    plans for other targets often stay in HBM alike); None: none kept.
+    """
 
     @cached_property
     def arena_bytes(self) -> int:
         """The arena of the plan's static layout (computed when first asked)."""
+        if self.arenas is None:
+            return self._laid_out()
+        key = (tuple(self.result.allocations), self.layout, self.alignment)
+        if key not in self.arenas:
+            self.arenas[key] = self._laid_out()
+        return self.arenas[key]
+
+    def _laid_out(self) -> int:
         return planned_arena(self.result, self.layout, self.alignment).arena_bytes
 
     def fits(self, capacity: int) -> bool:
@@ -137,6 +155,10 @@ class PlanningLoop:
         """Plans priced as written (`_as_written`), by what their IR is made of."""
         self._planned: dict[PlanOptions, Trial] = {}
         """The ranked planner's trials (`_heuristic`), by their options."""
+        self._arenas: dict[Hashable, int] = {}
+        """Arenas laid out (`Trial.arenas`)."""
+        self._simulations: Simulations = {}
+        """The ranked planner's simulations, for every target (`plan_offload`)."""
 
     @staticmethod
     def for_function(
@@ -401,7 +423,7 @@ class PlanningLoop:
     def _planned_anew(self, options: PlanOptions) -> Trial:
         """`_heuristic`'s trial, made."""
         distance = options.prefetch_distance
-        plan = plan_offload(self.graph, self.hardware, options)
+        plan = plan_offload(self.graph, self.hardware, options, self._simulations)
         if self.options.move is None:
             schedule = plan_schedule(self.graph, plan, self.hardware, distance)
             result = simulate(schedule, self.hardware, None, record=False)
@@ -431,6 +453,7 @@ class PlanningLoop:
             self._as_written(trial),
             layout=self.options.layout,
             alignment=self.options.alignment,
+            arenas=self._arenas,
         )
 
     def _as_written(self, trial: Trial) -> Trial:
@@ -514,30 +537,12 @@ class PlanningLoop:
 
 def _written_key(trial: Trial) -> Hashable:
     """
-    What the IR `_write_into` writes for `trial` is made of: each planned
-    value's fields that `write_plan` reads (its value by identity: the
-    graph's, with the uses and tier the plan gives it), the arguments placed
-    in HBM, and whether its fetches moved.
+    What the IR `_write_into` writes for `trial` is made of: its planned
+    values (`ValuePlan.key`), the arguments placed in HBM, and whether its
+    fetches moved.
     """
     return (
-        tuple(
-            (
-                id(v.info.value),
-                v.info.producer,
-                tuple(v.info.uses),
-                v.info.tier,
-                tuple(v.gaps),
-                v.stored,
-                v.initially_out,
-                v.write_back,
-                None if v.fetch_ops is None else tuple(v.fetch_ops),
-                v.recompute,
-                tuple(v.recipes),
-                v.compress,
-                v.tier,
-            )
-            for v in trial.plan.values
-        ),
+        tuple(v.key() for v in trial.plan.values),
         tuple(id(info.value) for info in trial.plan.placed),
         trial.moved,
     )

@@ -78,6 +78,7 @@ placed = plan_offload(graph, hardware, PlanOptions(24 * 10**9, place_arguments=T
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -227,11 +228,25 @@ _Ranked = tuple[float, float, ValuePlan]
 """A candidate with its benefit, then a tie-breaker (larger first)."""
 
 
+Simulations = dict[Hashable, tuple[list[ValuePlan], SimResult]]
+"""
+Plans simulated on one graph and hardware, by their prefetch distance and
+their values' keys (`ValuePlan.key`), each with the plans it was made for.
+"""
+
+
 class _Planner:
-    def __init__(self, graph: ProgramGraph, hardware: Hardware, options: PlanOptions):
+    def __init__(
+        self,
+        graph: ProgramGraph,
+        hardware: Hardware,
+        options: PlanOptions,
+        simulations: Simulations | None = None,
+    ):
         self.graph = graph
         self.hw = hardware
         self.options = options
+        self.simulations = simulations
         starts = sorted(graph.compute_of_op)
         self.compute_ops = starts  # op indices that have a compute step, in order
         mode = "auto" if options.recompute == "none" else options.recompute
@@ -406,8 +421,17 @@ class _Planner:
         return self.simulated(plans).peak_hbm_bytes
 
     def simulated(self, plans: list[ValuePlan]) -> SimResult:
-        """`plans` simulated (no capacity, nothing recorded)."""
-        return simulate(self.schedule(plans), self.hw, None, record=False)
+        """
+        `plans` simulated (no capacity, nothing recorded); once, where the
+        planner keeps `simulations` (plans for other targets try the same).
+        """
+        if self.simulations is None:
+            return simulate(self.schedule(plans), self.hw, None, record=False)
+        key = (self.options.prefetch_distance, tuple(p.key() for p in plans))
+        if key not in self.simulations:
+            result = simulate(self.schedule(plans), self.hw, None, record=False)
+            self.simulations[key] = (list(plans), result)
+        return self.simulations[key][1]
 
     # rules
 
@@ -1078,9 +1102,18 @@ def merge_value_plans(plans: list[ValuePlan]) -> list[ValuePlan]:
     return list(merged.values())
 
 
-def plan_offload(graph: ProgramGraph, hardware: Hardware, options: PlanOptions) -> Plan:
-    """Which values leave HBM over which gaps, so that the peak meets the target."""
-    return _Planner(graph, hardware, options).run()
+def plan_offload(
+    graph: ProgramGraph,
+    hardware: Hardware,
+    options: PlanOptions,
+    simulations: Simulations | None = None,
+) -> Plan:
+    """
+    Which values leave HBM over which gaps, so that the peak meets the
+    target; `simulations`, if given, kept and reused across calls on the
+    same graph and hardware.
+    """
+    return _Planner(graph, hardware, options, simulations).run()
 
 
 def plan_schedule(

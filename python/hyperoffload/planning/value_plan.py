@@ -11,6 +11,7 @@ hyperoffload.detach %v              // the gap begins
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from hyperoffload.analysis.lifetimes import Gap, ValueInfo
@@ -41,6 +42,31 @@ class ValuePlan:
     """The scheme its stores and prefetches compress with (`int8`), if any."""
     tier: Tier | None = None
     """Where its copy lives (`hyperoffload.planning.tiers`); None: `copy_tier`'s default."""
+
+    def key(self) -> Hashable:
+        """
+        Its fields, hashable: the value by identity (the graph's, which
+        outlives the plan), with the uses and tier the plan gives it. Plans
+        of equal keys write the same IR and schedule.
+        """
+        info = self.info
+        return (
+            id(info.value),
+            info.producer,
+            tuple(info.uses),
+            info.tier,
+            info.buffer,
+            info.bytes,
+            tuple(self.gaps),
+            self.stored,
+            self.initially_out,
+            self.write_back,
+            None if self.fetch_ops is None else tuple(self.fetch_ops),
+            self.recompute,
+            tuple(self.recipes),
+            self.compress,
+            self.tier,
+        )
 
     def copy_tier(self, default: Tier) -> Tier:
         """

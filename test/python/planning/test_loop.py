@@ -23,7 +23,7 @@ from hyperoffload.ir.parsing import parse_mlir
 from hyperoffload.model.hardware import Hardware, Link, load_hardware
 from hyperoffload.planning.loop import LoopOptions, PlanningLoop, Trial
 from hyperoffload.planning.placement import MoveOptions
-from hyperoffload.planning.planner import Plan, PlanOptions, plan_offload
+from hyperoffload.planning.planner import Plan, PlanOptions, Simulations, plan_offload
 from hyperoffload.support.tiers import Tier
 
 US = 1e-6
@@ -179,10 +179,13 @@ def test_an_optional_plan_that_lowers_the_peak_is_kept(
     calls: list[bool] = []
 
     def recording(
-        graph: ProgramGraph, hardware: Hardware, options: PlanOptions
+        graph: ProgramGraph,
+        hardware: Hardware,
+        options: PlanOptions,
+        simulations: Simulations | None = None,
     ) -> Plan:
         calls.append(options.optional)
-        return plan_offload(graph, hardware, options)
+        return plan_offload(graph, hardware, options, simulations)
 
     monkeypatch.setattr(loop_module, "plan_offload", recording)
     options = LoopOptions(PlanOptions(target=0, prefetch_distance=0))
