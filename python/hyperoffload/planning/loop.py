@@ -476,10 +476,9 @@ class PlanningLoop:
             values: dict[SSAValue, SSAValue] = {}
             probe = self.function.clone(value_mapper=values)
             costs = CostModel(self.hardware)
-            # the graph's kernels on the clone's ops, read only to move fetches
-            # (the graph's own otherwise, unread)
-            block = probe.body.block
-            fusion = Fusion(block, costs) if trial.moved else self.graph.fusion
+            block = probe.body.block  # the graph's kernels, on the clone's ops
+            ops = dict(zip(self.graph.ops, block.ops, strict=True))
+            fusion = self.graph.fusion.translated(block, ops, values)
             probed = replace(trial, plan=_translated(trial.plan, values))
             self._write_into(probe, list(block.ops), fusion, probed)
             schedule = extract_schedule(probe, costs)
