@@ -50,6 +50,7 @@ import io
 import os
 import random
 import re
+import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -63,7 +64,7 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
-from fuzz.pool import Died, run_cases
+from fuzz.pool import STOP_SIGNALS, Died, run_cases, stop_on_sigterm
 from fuzz.programs import Program, random_program
 from fuzz.report import Tally, command_script, error_signature, preload
 
@@ -629,12 +630,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     only = [int(i) for i in options.only.split(",")] if options.only else None
 
+    stop_on_sigterm()
     preload()
     start = time.monotonic()
     out: Path = options.out / f"differential-seed{options.seed}"
     tally = Tally(out)
-    tasks = _tasks(options.seed, options.cases, lowering, configs, only)
+    tasks = list(_tasks(options.seed, options.cases, lowering, configs, only))
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    stopped = None
+    try:
+        _run(tasks, tally, options)
+    except KeyboardInterrupt:  # SIGINT or SIGTERM: record what finished
+        stopped = (sum(tally.counts.values()), len(tasks))
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    seconds = time.monotonic() - start
+    title = f"differential testing, seed {options.seed}"
+    if stopped:
+        title += f", stopped after {stopped[0]} of {stopped[1]} cases"
+    tally.print_summary(title, seconds)
+    tally.write_json(out / "summary.json", seconds, stopped)
+    return 1 if tally.bad() or stopped else 0
+
+
+def _run(tasks: list[Task], tally: Tally, options: argparse.Namespace) -> None:
+    """Run `tasks` in the pool, each result into `tally` (and a line if asked)."""
+    start = time.monotonic()
     results = run_cases(tasks, run_task, options.jobs, options.timeout, recycle=400)
     for done, (task, result) in enumerate(results, start=1):
         if isinstance(result, Died):
@@ -658,10 +679,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"[{done} cases, {time.monotonic() - start:.0f} s] {counts}", flush=True
             )
-    seconds = time.monotonic() - start
-    tally.print_summary(f"differential testing, seed {options.seed}", seconds)
-    tally.write_json(out / "summary.json", seconds)
-    return 1 if tally.bad() else 0
+        if STOP_SIGNALS:  # a signal a case in-process took for its own
+            raise KeyboardInterrupt
 
 
 __all__ = ["CONFIGS", "Outcome", "Task", "main", "make_program", "run_task"]

@@ -35,6 +35,25 @@ POLL_S = 0.5
 """How often the driver reads the workers' CPU time."""
 
 
+STOP_SIGNALS: list[int] = []
+"""The signals that stopped the run (a tool run in-process may take the
+KeyboardInterrupt for its own: the driver checks this list too)."""
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    STOP_SIGNALS.append(signum)
+    raise KeyboardInterrupt
+
+
+def stop_on_sigterm() -> None:
+    """
+    From now on SIGTERM stops the run as Ctrl-C does (a `KeyboardInterrupt`
+    in the driver), so the cases that finished are counted and written; the
+    driver restores `signal.SIG_DFL` when it is done.
+    """
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
 @dataclass(frozen=True)
 class Died:
     """A case whose worker did not answer."""

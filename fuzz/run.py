@@ -53,7 +53,7 @@ from pathlib import Path
 
 from fuzz import upstream_fork
 from fuzz.mutate import mutate_ir, mutate_json, mutate_toml
-from fuzz.pool import Died, run_cases
+from fuzz.pool import STOP_SIGNALS, Died, run_cases, stop_on_sigterm
 from fuzz.programs import random_dag, random_transformer
 from fuzz.report import Tally, command_script, error_signature, preload
 
@@ -544,17 +544,6 @@ def _reproducer(case: Case, result: Result | Died) -> dict[str, str]:
     return files
 
 
-_stop: list[int] = []
-"""The signals received (a tool run in-process while the seeds are read
-takes a KeyboardInterrupt for its own)."""
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM stops the run as Ctrl-C does: the cases that finished are counted."""
-    _stop.append(signum)
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m fuzz.run", description=(__doc__ or "").split("\n\n")[0]
@@ -578,7 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     options = parser.parse_args(argv)
 
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_on_sigterm()
     preload()
     start = time.monotonic()
     initializer = None if options.spawn_upstream else upstream_fork.install
@@ -634,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"[{done} cases, {time.monotonic() - start:.0f} s] {counts}",
                     flush=True,
                 )
-            if _stop:  # a signal a tool in-process took for its own
+            if STOP_SIGNALS:  # a signal a tool in-process took for its own
                 raise KeyboardInterrupt
     except KeyboardInterrupt:  # SIGINT or SIGTERM: record what finished
         stopped = True

@@ -17,6 +17,7 @@ from fuzz import differential
 from fuzz import run as mutation
 from fuzz.mutate import dump_toml, mutate_ir, mutate_json, mutate_toml
 from fuzz.programs import random_dag, random_transformer
+from fuzz.report import Tally
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.parsing import parse_mlir
@@ -110,3 +111,34 @@ def test_a_stopped_run_is_recorded_as_stopped() -> None:
     assert "| 7 |" in row("m", summary)
     stopped = row("m", summary | {"stopped": [7, 10000]})
     assert "| 7 of 10,000 (stopped) |" in stopped
+
+
+def test_a_stopped_differential_run_writes_what_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    A differential run stopped by SIGTERM or Ctrl-C (a KeyboardInterrupt in
+    the driver) writes the counts of the cases that finished, as stopped.
+    """
+
+    def one_then_stopped(
+        tasks: list[differential.Task], tally: Tally, _: object
+    ) -> None:
+        tally.add(tasks[0].config, "ok", "", None, "0", 0.1, "")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(differential, "_run", one_then_stopped)
+    argv = [
+        "--cases",
+        "3",
+        "--lowering-cases",
+        "1",
+        "--seed",
+        "2",
+        "--out",
+        str(tmp_path),
+    ]
+    assert differential.main([*argv, "-q"]) == 1
+    summary = json.loads((tmp_path / "differential-seed2" / "summary.json").read_text())
+    assert summary["stopped"] == [1, 3 * (len(differential.CONFIGS) - 1) + 1]
+    assert summary["counts"] == {"ok": 1}
