@@ -46,6 +46,7 @@ func.func @step(%x: tensor<64xf32>, %w: tensor<64xf32>) -> tensor<64xf32> {
         (6, 3, "pipeline-0"),
         (268, 1, "insert"),  # a detach moved before a view
         (170, 1, "pipeline-50"),  # before a store of a view
+        (249, 1, "pipeline-0"),  # a fusing recomputation written unrunnable
     ],
 )
 def test_planned_random_programs_agree(index: int, seed: int, config: str) -> None:
