@@ -133,8 +133,9 @@ def offload_positions(
         else:
             continue
         owner = offload.operands[0].owner
-        if isinstance(owner, PrefetchOp) and positions[owner][0] >= position:
-            position, rank = positions[owner][0], Rank.DETACH_AFTER_PREFETCH
+        moved = positions.get(owner) if isinstance(owner, PrefetchOp) else None
+        if moved is not None and moved[0] >= position:  # not a prefetch of the input
+            position, rank = moved[0], Rank.DETACH_AFTER_PREFETCH
         positions[offload] = (position, rank)
     return positions
 

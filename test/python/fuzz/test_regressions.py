@@ -824,3 +824,28 @@ def test_a_fetch_moved_before_a_store_the_function_came_with_is_written(
     assert "internal error" not in err
     status, _, err = _run(capsys, sim_main, str(out), "--policy", "plan")
     assert status == 0, err
+
+
+def test_a_detach_of_a_prefetch_the_function_came_with_is_placed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """
+    Mutation case 7755: planning a function that came with a prefetch and
+    its detach (its result tagged for host memory) placed that detach by
+    the prefetch's new position, which only the plan's own prefetches have
+    (a KeyError); it stays after its last reader.
+    """
+    source = (
+        ROOT / "test" / "conversions" / "convert-hyperoffload-to-linalg-compress.mlir"
+    )
+    tagged = "-> (tensor<4x64xf32> {hyperoffload.tier = #hyperoffload.tier<host>}) {"
+    text = source.read_text().replace(
+        "func.func @park(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {",
+        f"func.func @park(%x: tensor<4x64xf32>) {tagged}",
+    )
+    assert tagged in text
+    spec = "hyperoffload-pipeline{hbm-capacity=4KiB}"
+    status, _, err = _run(capsys, opt_main, _program(tmp_path, text), "-p", spec)
+    assert "internal error" not in err, err
+    if status:  # planned, or told where it cannot be
+        _assert_diagnosed(status, err, "input.mlir:")
