@@ -62,8 +62,8 @@ bench: $(STAMP)
 ## DAGs and transformer-like programs per planning configuration checked bit
 ## for bit against the unplanned program and for the residency invariants
 ## (250 through the MLIR ExecutionEngine, a JIT per program). Prints the counts
-## by outcome; reproducers go to build/fuzz (docs/fuzzing.md). About 25 minutes
-## on 2 cores; FUZZ_SEED, FUZZ_JOBS, FUZZ_CASES, FUZZ_PROGRAMS override.
+## by outcome; reproducers go to build/fuzz (docs/fuzzing.md, with the recorded
+## run's times). FUZZ_SEED, FUZZ_JOBS, FUZZ_CASES, FUZZ_PROGRAMS override.
 FUZZ_SEED ?= 1
 FUZZ_JOBS ?= 2
 FUZZ_CASES ?= 10000

@@ -71,7 +71,7 @@ from hyperoffload.analysis.cost import (
 )
 from hyperoffload.dialects.hyperoffload import OFFLOAD_OPS, DetachOp
 from hyperoffload.dialects.residency import ancestor_in
-from hyperoffload.dialects.views import VIEW_OPS
+from hyperoffload.dialects.views import VIEW_OPS, view_source
 
 SCORE_REDUCTION_LIMIT = 512
 """The largest reduction (head dimension) of a contraction that computes attention scores."""
@@ -323,13 +323,16 @@ class Fusion:
         inserting offload ops never changes the kernels): fusing across other
         kernels would keep `op`'s inputs in HBM until the consumer runs (a
         chain of 256 expert outputs summed at the end would hold them all).
-        Nor is an input of `op` detached in between (the kernel would read it
-        after it is freed).
+        Nor is a buffer that `op`'s kernel so far reads (its own inputs and
+        those of the ops absorbed into it, through views) detached in between:
+        the consumer's kernel would read it after it is freed.
         """
-        inputs = set(outer_operands(op))
+        inputs: set[SSAValue] | None = None  # gathered at the first detach
         for between in self.ops[self.position[op] + 1 : self.position[consumer]]:
-            if isinstance(between, DetachOp) and between.value in inputs:
-                return False  # the consumer's kernel would read a freed input
+            if isinstance(between, DetachOp):
+                inputs = self._kernel_reads(op) if inputs is None else inputs
+                if view_source(between.value) in inputs:
+                    return False  # the consumer's kernel would read a freed input
             if isinstance(between, VIEW_OPS + OFFLOAD_OPS) or not any(
                 tensor_type(r) is not None for r in between.results
             ):
@@ -345,6 +348,22 @@ class Fusion:
                 continue  # tensor.empty, constants
             return False
         return True
+
+    def _kernel_reads(self, op: Operation) -> set[SSAValue]:
+        """
+        The buffers (view sources) that `op` and the ops absorbed into it so
+        far read from outside.
+        """
+        found: set[SSAValue] = set()
+        pending, seen = [op], {op}
+        while pending:
+            for operand in outer_operands(pending.pop()):
+                found.add(view_source(operand))
+                owner = producer(operand)
+                if owner is not None and owner in self.absorbed and owner not in seen:
+                    seen.add(owner)
+                    pending.append(owner)
+        return found
 
     # kernels
 

@@ -31,7 +31,7 @@ from hyperoffload.dialects.hyperoffload import (
     StoreOp,
 )
 from hyperoffload.dialects.residency import ancestor_in
-from hyperoffload.dialects.views import VIEW_OPS
+from hyperoffload.dialects.views import VIEW_OPS, view_source
 from hyperoffload.support.positions import SkeletonPosition
 
 
@@ -101,10 +101,7 @@ class Skeleton:
         view chain starts from and of every view of it, fused reads at the
         kernel they are fused into.
         """
-        root = value
-        while isinstance(root.owner, VIEW_OPS) and root.owner.operands:
-            root = root.owner.operands[0]
-        values: list[SSAValue] = [root]
+        values: list[SSAValue] = [view_source(value)]
         uses: list[SkeletonPosition | None] = []
         while values:
             for use in values.pop().uses:

@@ -63,7 +63,7 @@ from hyperoffload.planning.planner import (
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.planning.write_plan import write_plan
 from hyperoffload.sim.arena import planned_arena
-from hyperoffload.sim.simulator import SimResult, SimulationError, simulate
+from hyperoffload.sim.simulator import SimResult, simulate
 from hyperoffload.support.positions import SkeletonPosition
 
 
@@ -364,10 +364,7 @@ class PlanningLoop:
         """
         `trial` with the recomputations `extra` added, priced as written;
         those of a value the plan moves or recomputes already, or whose
-        clones read a buffer it moves, are left out (None: all of them, or
-        a written program that does not run: a known gap of writing some
-        recomputations beside a plan's moves, fuzz program 249 of seed 1,
-        where a consumer kept reading the detached original).
+        clones read a buffer it moves, are left out (None: all of them).
         """
         planned = {id(p.info) for p in trial.plan.values}
         moved = {p.info.buffer for p in trial.plan.values}
@@ -382,10 +379,7 @@ class PlanningLoop:
         plan = replace(trial.plan, values=[*trial.plan.values, *added])
         distance = self.options.plan.prefetch_distance
         schedule = plan_schedule(self.graph, plan, self.hardware, distance)
-        try:
-            return self._judged(replace(trial, plan=plan, schedule=schedule))
-        except SimulationError:
-            return None
+        return self._judged(replace(trial, plan=plan, schedule=schedule))
 
     def _in_addresses(
         self, plan: Callable[[PlanOptions], Trial], options: PlanOptions

@@ -118,6 +118,27 @@ def test_elementwise_chain_is_one_kernel(ctx: Context, hardware: Hardware):
     assert result.peak_hbm_bytes == 3 * 1024
 
 
+def test_a_chain_does_not_fuse_over_a_detach_of_what_it_reads(
+    ctx: Context, hardware: Hardware
+):
+    # %s (absorbed into %m) reads %a, detached before %r: were %m absorbed
+    # into %r too, that kernel would read %a after its release (fuzz
+    # program 671 of seed 1). So %s and %m are one kernel, %r another.
+    text = f"""func.func @f(%x: {T}, %y: {T}) -> ({T}, {T}) {{
+      %e = tensor.empty() : {T}
+      %a = {_elementwise(["%x"], "%e", EXP)}
+      %t = {_elementwise(["%a"], "%e", SQUARE)}
+      %s = {_elementwise(["%a", "%y"], "%e", ADD)}
+      %m = {_elementwise(["%s"], "%e", SQUARE)}
+      hyperoffload.detach %a : {T}
+      %r = {_elementwise(["%m"], "%e", EXP)}
+      func.return %t, %r : {T}, {T}
+    }}"""
+    result, steps = run(ctx, hardware, text)
+    assert [s.flops for s in steps] == [256, 256, 2 * 256, 256]
+    assert result.peak_hbm_bytes == 5 * 1024  # x, y, t, and a beside m
+
+
 def test_outs_the_body_does_not_read_are_not_read(ctx: Context, hardware: Hardware):
     # x + y written into z's shape: reads 2048 B, writes 1024 B (z unread).
     text = f"""func.func @f(%x: {T}, %y: {T}, %z: {T}) -> {T} {{

@@ -46,7 +46,8 @@ func.func @step(%x: tensor<64xf32>, %w: tensor<64xf32>) -> tensor<64xf32> {
         (6, 3, "pipeline-0"),
         (268, 1, "insert"),  # a detach moved before a view
         (170, 1, "pipeline-50"),  # before a store of a view
-        (249, 1, "pipeline-0"),  # a fusing recomputation written unrunnable
+        (249, 1, "pipeline-0"),  # a recomputation refusing a chain over a detach
+        (671, 1, "insert"),  # the same, the planner's own recomputation
     ],
 )
 def test_planned_random_programs_agree(index: int, seed: int, config: str) -> None:
