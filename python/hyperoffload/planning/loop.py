@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
+from itertools import product
 
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
@@ -301,9 +302,12 @@ class PlanningLoop:
         target = options.target
         if trial.fits(target):
             return trial
-        for factor in STALL_FACTORS:
+        variants = [options]
+        if options.recompute != "none":  # as `trial` weighs offload alone too
+            variants.append(replace(options, recompute="none"))
+        for factor, variant in product(STALL_FACTORS, variants):
             try:
-                planned = self._heuristic(replace(options, target=int(target * factor)))
+                planned = self._heuristic(replace(variant, target=int(target * factor)))
             except PlanError:
                 continue
             result = simulate(planned.schedule, self.hardware, target, record=False)
