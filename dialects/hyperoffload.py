@@ -65,6 +65,13 @@ from hyperoffload.support.tiers import Tier
 
 TIER_ARG_ATTR = "hyperoffload.tier"
 """Name of the function-argument attribute that records where an argument lives."""
+ALIASING_ARG_ATTR = "tf.aliasing_output"
+"""
+The argument attribute naming the result that holds its update (`= N :
+i32`: the XLA and JAX convention for a donated buffer). A training step's
+parameters and optimizer states carry it: with `place-arguments`, a plan
+writes such a result back where its argument stays (`hyperoffload.planning.planner`).
+"""
 EXPERT_ATTR = "hyperoffload.expert"
 """
 A routed expert, `array<i64: layer, expert>`: on its weight arguments (the

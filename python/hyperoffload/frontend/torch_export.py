@@ -64,7 +64,7 @@ from typing import Any, cast
 import torch
 from torch import Tensor, nn
 
-from hyperoffload.dialects.hyperoffload import EXPERT_ATTR, MOE_ATTR
+from hyperoffload.dialects.hyperoffload import ALIASING_ARG_ATTR, EXPERT_ATTR, MOE_ATTR
 from hyperoffload.frontend.configs import (
     ATTENTION_KINDS,
     EXPERTS_MODES,
@@ -878,7 +878,8 @@ def expert_attr(key: ExpertKey) -> str:
 def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
     """
     Attach tier (and KV category and block, expert, or optimizer category)
-    attributes to the arguments.
+    attributes to the arguments; with `Signature.updates`, each parameter
+    and state also names its updated result (`ALIASING_ARG_ATTR`).
     """
     match = re.search(rf"func\.func @{sig.func_name}\((.*?)\) ->", text)
     if match is None:
@@ -898,12 +899,14 @@ def tag_args(text: str, sig: Signature, tier: str = Tier.REMOTE) -> str:
             if sig.kv_blocks:
                 attrs.append(block_attr(sig.kv_blocks[i - sig.first_kv]))
             tagged.append(f"{arg} {{{', '.join(attrs)}}}")
-        elif i >= sig.first_param + sig.n_params:
-            tagged.append(f"{arg} {{{OPTIMIZER_ATTR}, {tier_attr}}}")
         else:
             attrs = [tier_attr]
-            if sig.param_experts and (key := sig.param_experts[i - sig.first_param]):
+            if i >= sig.first_param + sig.n_params:
+                attrs.insert(0, OPTIMIZER_ATTR)
+            elif sig.param_experts and (key := sig.param_experts[i - sig.first_param]):
                 attrs.append(expert_attr(key))
+            if sig.updates:  # results: the loss, then the updates in argument order
+                attrs.append(f"{ALIASING_ARG_ATTR} = {1 + i - sig.first_param} : i32")
             tagged.append(f"{arg} {{{', '.join(attrs)}}}")
     start, end = match.span(1)
     return text[:start] + ", ".join(tagged) + text[end:]
@@ -1073,6 +1076,11 @@ def header(title: str, regen: str, sig: Signature, tier: str = Tier.REMOTE) -> s
             else ")"
         ),
         f"// @{sig.func_name} results: {sig.results}",
+        *(
+            [f"// (each updated argument names its result: {ALIASING_ARG_ATTR} = N)"]
+            if sig.updates
+            else []
+        ),
         "// arguments:",
     ]
     lines += [f"//   %arg{i}: {name}" for i, name in enumerate(sig.arg_names)]

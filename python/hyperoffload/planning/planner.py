@@ -43,7 +43,11 @@ holds no other copy), released after the use before the gap, fetched back
 before the use after it. A training step's weight parked between its
 forward and backward uses costs a store on the idle direction and one
 fetch, where the one left in its tier is fetched before its first use, at
-the start of the step, with nothing to hide behind.
+the start of the step, with nothing to hide behind. An argument that names
+the result holding its update (`ALIASING_ARG_ATTR`, a training step's
+weights and optimizer states) takes it along: the update is written back
+where the argument stays (`merge`), and returned in HBM where the argument
+is kept there (`Plan.kept_results`).
 
 With `selection="next-use"` the candidates are taken just in time instead
 (`hyperoffload.planning.next_use`): furthest next use first wherever the
@@ -83,8 +87,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from xdsl.dialects import tensor
-from xdsl.dialects.builtin import DictionaryAttr, StringAttr
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr
+from xdsl.ir import BlockArgument, SSAValue
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import (
@@ -95,6 +99,7 @@ from hyperoffload.analysis.lifetimes import (
     ValueInfo,
 )
 from hyperoffload.dialects.hyperoffload import (
+    ALIASING_ARG_ATTR,
     OFFLOAD_OPS,
     TIER_ARG_ATTR,
     RemoteType,
@@ -187,6 +192,8 @@ class Plan:
     """Whether the plan offloads candidates beyond what the rules require."""
     placed: list[ValueInfo] = field(default_factory=list[ValueInfo])
     """Tagged arguments the plan keeps in HBM for the whole call (`place_arguments`)."""
+    kept_results: list[int] = field(default_factory=list[int])
+    """Positions of tagged results returned in HBM, not written back (`place_arguments`)."""
 
 
 def _result_tiers(graph: ProgramGraph) -> list[Tier | None]:
@@ -199,6 +206,18 @@ def _result_tiers(graph: ProgramGraph) -> list[Tier | None]:
             tier.tier if isinstance(tier, TierAttr) and tier.tier != Tier.HBM else None
         )
     return tiers
+
+
+def _updated_by(graph: ProgramGraph) -> dict[int, int]:
+    """Argument index -> the position of the result holding its update (`ALIASING_ARG_ATTR`)."""
+    arg_attrs = graph.function.arg_attrs
+    found: dict[int, int] = {}
+    for index, attrs in enumerate(arg_attrs.data if arg_attrs else ()):
+        assert isinstance(attrs, DictionaryAttr)
+        position = attrs.data.get(ALIASING_ARG_ATTR)
+        if isinstance(position, IntegerAttr):
+            found[index] = position.value.data
+    return found
 
 
 def _kv_results(graph: ProgramGraph) -> list[bool]:
@@ -253,6 +272,7 @@ class _Planner:
         self.recipes = RecipeBuilder(graph, mode, options.max_recompute_depth)
         self.computes = self.recipes.computes
         self.aliases = self.recipes.aliases
+        self._updates: dict[int, tuple[int, ValueInfo, Tier]] | None = None
 
     # positions: op index -> compute-step index
 
@@ -439,6 +459,58 @@ class _Planner:
         """Whether tagged arguments are candidates rather than rules."""
         return self.options.place_arguments and self.options.optional
 
+    def updates(self) -> dict[int, tuple[int, ValueInfo, Tier]]:
+        """
+        For each tagged argument that is a candidate and names the tagged
+        result holding its update (`ALIASING_ARG_ATTR`; the ranked heuristic
+        with `place_arguments`), that result's (position, value, tier), by
+        the argument's `id`: the result is written back where the argument
+        stays, and returned in HBM where the argument is kept in HBM, so
+        that the next call finds each where this one took it from.
+        """
+        options = self.options
+        if self._updates is None:
+            self._updates = {}
+            if (
+                self.placing()
+                and options.offload
+                and options.selection == "ranked"
+                and options.solver == "heuristic"
+            ):
+                results = {t[0]: t for t in self.tagged_results()}
+                updated_by = _updated_by(self.graph)
+                for info in self.tagged_arguments():
+                    assert isinstance(info.value, BlockArgument)
+                    position = updated_by.get(info.value.index)
+                    if position in results:
+                        self._updates[id(info)] = results[position]
+        return self._updates
+
+    def tagged_results(self) -> list[tuple[int, ValueInfo, Tier]]:
+        """
+        (position, value, tier) of each result tagged with a tier outside HBM
+        that may be written back alone (`owns`); an argument left in its
+        tier is not one.
+        """
+        result_tiers = _result_tiers(self.graph)
+        returned = self.graph.ops[-1].operands if self.graph.ops else ()
+        positions: dict[SSAValue, list[int]] = {}  # each returned value's places
+        for position, value in enumerate(returned):
+            positions.setdefault(value, []).append(position)
+        found: list[tuple[int, ValueInfo, Tier]] = []
+        for info in self.graph.values:
+            if (
+                info.buffer is None
+                or isinstance(info.value.type, RemoteType)
+                or (info.producer < 0 and info.tier != Tier.HBM)
+            ):
+                continue
+            for position in positions.get(info.value, ()):
+                tier = result_tiers[position] if position < len(result_tiers) else None
+                if tier is not None and self.owns(info):
+                    found.append((position, info, tier))
+        return found
+
     def tagged_arguments(self) -> list[ValueInfo]:
         """Used arguments living outside HBM, in the categories that may move."""
         return [
@@ -454,12 +526,11 @@ class _Planner:
 
     def mandatory(self) -> list[ValuePlan]:
         plans: list[ValuePlan] = []
-        result_tiers = _result_tiers(self.graph)
-        kv_results = _kv_results(self.graph)
-        returned = self.graph.ops[-1].operands if self.graph.ops else ()
-        positions: dict[SSAValue, list[int]] = {}  # each returned value's places
-        for position, value in enumerate(returned):
-            positions.setdefault(value, []).append(position)
+        results: dict[int, list[tuple[int, ValueInfo, Tier]]] = {}
+        follow = {position for position, _, _ in self.updates().values()}
+        for tagged in self.tagged_results():
+            if tagged[0] not in follow:  # else written back with its argument (`merge`)
+                results.setdefault(id(tagged[1]), []).append(tagged)
         for info in self.graph.values:
             if info.buffer is None or isinstance(info.value.type, RemoteType):
                 continue
@@ -471,14 +542,16 @@ class _Planner:
                 elif not self.placing():
                     plans.append(self._clusters(info))
                 continue
-            for position in positions.get(info.value, ()):
-                tier = result_tiers[position] if position < len(result_tiers) else None
-                if tier is not None and self.owns(info):
-                    kv = position < len(kv_results) and kv_results[position]
-                    plans.append(
-                        self._write_back(info, tier, self.compress_of(info, kv))
-                    )
+            plans += [self._result_write_back(*t) for t in results.get(id(info), [])]
         return plans
+
+    def _result_write_back(
+        self, position: int, info: ValueInfo, tier: Tier
+    ) -> ValuePlan:
+        """The write-back of the result at `position` (compressed if it holds KV state)."""
+        kv_results = _kv_results(self.graph)
+        kv = position < len(kv_results) and kv_results[position]
+        return self._write_back(info, tier, self.compress_of(info, kv))
 
     def owns(self, info: ValueInfo) -> bool:
         """
@@ -554,6 +627,8 @@ class _Planner:
         """
         options = self.options
         link = self.hw.link(self.default_tier())
+        # an update written back with its argument is not moved otherwise
+        taken = taken | {t[1].buffer for t in self.updates().values() if t[1].buffer}
         hidden: list[_Ranked] = []
         instead: list[_Ranked] = []  # recomputations instead of exposed transfers
         beyond: list[_Ranked] = []  # recomputations where the offload hides
@@ -814,6 +889,12 @@ class _Planner:
         fall back to offloading alone.
         """
         merged = [_one_gap_per_chain(p) for p in merge_value_plans(plans)]
+        updates = self.updates()
+        merged += [  # the update of an argument left in its tier goes back there
+            self._result_write_back(*updates[id(p.info)])
+            for p in merged
+            if p.initially_out and id(p.info) in updates
+        ]
         moved = {p.info.buffer for p in (*chosen, *merged)}
         return [
             p for p in merged if not any(b in moved for r in p.recipes for b in r.reads)
@@ -860,6 +941,10 @@ class _Planner:
         if self.placing():
             remote = {p.info.value for p in chosen if p.initially_out}
             plan.placed = [i for i in self.tagged_arguments() if i.value not in remote]
+            updates = self.updates()
+            plan.kept_results = sorted(
+                updates[id(i)][0] for i in plan.placed if id(i) in updates
+            )
         return plan
 
     def _just_in_time(

@@ -304,6 +304,8 @@ def write_plan(
     ]
     placement.apply(Rewriter())
     _place_in_hbm(function, plan.placed)
+    for position in plan.kept_results:  # the caller keeps it in HBM, as its argument
+        function.res_attrs = with_tier(function.res_attrs, position, Tier.HBM)
     function.update_function_type()
     return prefetches
 

@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     DictionaryAttr,
     Float32Type,
+    IntegerAttr,
     StringAttr,
     TensorType,
 )
@@ -749,7 +750,8 @@ def test_gen_tool_tags_the_optimizer_states(exports: Path, ctx: Context) -> None
     --dtype bf16`: tokens and targets of (2, batch, seq), a 0-d step count,
     the bfloat16 weights, then float32 master weights and moments tagged for
     the pool with the optimizer category; the results (loss, weights, master
-    weights, moments) are tagged where their arguments live.
+    weights, moments) are tagged where their arguments live, and each
+    argument names the result holding its update (`tf.aliasing_output`).
     """
     assert (exports / "gen.status").read_text() == "0"
     text = (exports / "gen.mlir").read_text()
@@ -780,6 +782,7 @@ def test_gen_tool_tags_the_optimizer_states(exports: Path, ctx: Context) -> None
         element = Float32Type() if state else BFloat16Type()
         assert t.get_element_type() == element
         assert outputs[1 + i] == t  # its updated value, tagged the same
+        assert attrs.pop("tf.aliasing_output") == IntegerAttr(1 + i, 32)
     assert results[0] == {}
     assert results[1:] == args[3:]
 
