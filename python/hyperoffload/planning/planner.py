@@ -273,6 +273,7 @@ class _Planner:
         self.computes = self.recipes.computes
         self.aliases = self.recipes.aliases
         self._updates: dict[int, tuple[int, ValueInfo, Tier]] | None = None
+        self._kv_results: list[bool] | None = None
 
     # positions: op index -> compute-step index
 
@@ -549,8 +550,9 @@ class _Planner:
         self, position: int, info: ValueInfo, tier: Tier
     ) -> ValuePlan:
         """The write-back of the result at `position` (compressed if it holds KV state)."""
-        kv_results = _kv_results(self.graph)
-        kv = position < len(kv_results) and kv_results[position]
+        if self._kv_results is None:
+            self._kv_results = _kv_results(self.graph)
+        kv = position < len(self._kv_results) and self._kv_results[position]
         return self._write_back(info, tier, self.compress_of(info, kv))
 
     def owns(self, info: ValueInfo) -> bool:
