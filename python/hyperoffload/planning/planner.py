@@ -84,6 +84,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal
 
 from xdsl.dialects import tensor
@@ -272,8 +273,6 @@ class _Planner:
         self.recipes = RecipeBuilder(graph, mode, options.max_recompute_depth)
         self.computes = self.recipes.computes
         self.aliases = self.recipes.aliases
-        self._updates: dict[int, tuple[int, ValueInfo, Tier]] | None = None
-        self._kv_results: list[bool] | None = None
 
     # positions: op index -> compute-step index
 
@@ -460,6 +459,7 @@ class _Planner:
         """Whether tagged arguments are candidates rather than rules."""
         return self.options.place_arguments and self.options.optional
 
+    @cached_property
     def updates(self) -> dict[int, tuple[int, ValueInfo, Tier]]:
         """
         For each tagged argument that is a candidate and names the tagged
@@ -470,23 +470,24 @@ class _Planner:
         that the next call finds each where this one took it from.
         """
         options = self.options
-        if self._updates is None:
-            self._updates = {}
-            if (
-                self.placing()
-                and options.offload
-                and options.selection == "ranked"
-                and options.solver == "heuristic"
-            ):
-                results = {t[0]: t for t in self.tagged_results()}
-                updated_by = _updated_by(self.graph)
-                for info in self.tagged_arguments():
-                    assert isinstance(info.value, BlockArgument)
-                    position = updated_by.get(info.value.index)
-                    if position in results:
-                        self._updates[id(info)] = results[position]
-        return self._updates
+        if not (
+            self.placing()
+            and options.offload
+            and options.selection == "ranked"
+            and options.solver == "heuristic"
+        ):
+            return {}
+        results = {t[0]: t for t in self.tagged_results}
+        updated_by = _updated_by(self.graph)
+        found: dict[int, tuple[int, ValueInfo, Tier]] = {}
+        for info in self.tagged_arguments():
+            assert isinstance(info.value, BlockArgument)
+            position = updated_by.get(info.value.index)
+            if position in results:
+                found[id(info)] = results[position]
+        return found
 
+    @cached_property
     def tagged_results(self) -> list[tuple[int, ValueInfo, Tier]]:
         """
         (position, value, tier) of each result tagged with a tier outside HBM
@@ -528,8 +529,8 @@ class _Planner:
     def mandatory(self) -> list[ValuePlan]:
         plans: list[ValuePlan] = []
         results: dict[int, list[tuple[int, ValueInfo, Tier]]] = {}
-        follow = {position for position, _, _ in self.updates().values()}
-        for tagged in self.tagged_results():
+        follow = {position for position, _, _ in self.updates.values()}
+        for tagged in self.tagged_results:
             if tagged[0] not in follow:  # else written back with its argument (`merge`)
                 results.setdefault(id(tagged[1]), []).append(tagged)
         for info in self.graph.values:
@@ -546,13 +547,16 @@ class _Planner:
             plans += [self._result_write_back(*t) for t in results.get(id(info), [])]
         return plans
 
+    @cached_property
+    def kv_results(self) -> list[bool]:
+        """`_kv_results` of the graph."""
+        return _kv_results(self.graph)
+
     def _result_write_back(
         self, position: int, info: ValueInfo, tier: Tier
     ) -> ValuePlan:
         """The write-back of the result at `position` (compressed if it holds KV state)."""
-        if self._kv_results is None:
-            self._kv_results = _kv_results(self.graph)
-        kv = position < len(self._kv_results) and self._kv_results[position]
+        kv = position < len(self.kv_results) and self.kv_results[position]
         return self._write_back(info, tier, self.compress_of(info, kv))
 
     def owns(self, info: ValueInfo) -> bool:
@@ -630,7 +634,7 @@ class _Planner:
         options = self.options
         link = self.hw.link(self.default_tier())
         # an update written back with its argument is not moved otherwise
-        taken = taken | {t[1].buffer for t in self.updates().values() if t[1].buffer}
+        taken = taken | {t[1].buffer for t in self.updates.values() if t[1].buffer}
         hidden: list[_Ranked] = []
         instead: list[_Ranked] = []  # recomputations instead of exposed transfers
         beyond: list[_Ranked] = []  # recomputations where the offload hides
@@ -891,7 +895,7 @@ class _Planner:
         fall back to offloading alone.
         """
         merged = [_one_gap_per_chain(p) for p in merge_value_plans(plans)]
-        updates = self.updates()
+        updates = self.updates
         merged += [  # the update of an argument left in its tier goes back there
             self._result_write_back(*updates[id(p.info)])
             for p in merged
@@ -943,7 +947,7 @@ class _Planner:
         if self.placing():
             remote = {p.info.value for p in chosen if p.initially_out}
             plan.placed = [i for i in self.tagged_arguments() if i.value not in remote]
-            updates = self.updates()
+            updates = self.updates
             plan.kept_results = sorted(
                 updates[id(i)][0] for i in plan.placed if id(i) in updates
             )
