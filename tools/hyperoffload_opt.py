@@ -4,11 +4,14 @@ import argparse
 import io
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -107,10 +110,12 @@ class HyperoffloadOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_targets(self):
-        from hyperoffload.targets import get_all_targets
+        """xDSL's targets and ours; `FastMLIRTarget` prints MLIR text."""
+        from hyperoffload.targets import FastMLIRTarget, get_all_targets
 
         super().register_all_targets()
         self.available_targets.update(get_all_targets())
+        self.available_targets[FastMLIRTarget.name] = lambda: FastMLIRTarget
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
@@ -170,6 +175,34 @@ class HyperoffloadOptMain(xDSLOptMain):
                 chunk.close()
         output.flush()
         return status
+
+    def setup_pipeline(self):
+        """xDSL's pipeline, verified between passes by `_between_passes`."""
+        super().setup_pipeline()
+        self.pipeline = PassPipeline(self.pipeline.passes, self._between_passes)
+        self._pass_started = time.perf_counter()
+
+    def _between_passes(
+        self, done: ModulePass | None, module: ModuleOp, following: ModulePass | None
+    ) -> None:
+        """
+        As xDSL's callback (`--time-passes`, `--print-between-passes`), but
+        the module is verified (`verify_module`) only between two passes:
+        `apply_passes` verifies it before the first and after the last.
+        """
+        args = self.args
+        if args.time_passes and done is not None:
+            took = time.perf_counter() - self._pass_started
+            print(f"Pass {done.name} took {took} seconds")
+        if done is not None and following is not None:
+            if not args.disable_verify:
+                verify_module(module)
+            if args.print_between_passes:
+                print(f"IR after {done.name}:")
+                Printer(stream=sys.stdout).print_op(module)
+                print("\n\n\n")
+        if args.time_passes and following is not None:
+            self._pass_started = time.perf_counter()
 
     def apply_passes(self, prog: ModuleOp):
         if not self.args.disable_verify:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -34,12 +34,14 @@ from enum import StrEnum
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.dialects.provenance import written_as
 from hyperoffload.dialects.residency import describe, verify_residency
 from hyperoffload.ir.upstream_check import (
+    unverified_by_upstream_once,
     verify_with_upstream,
     verify_with_upstream_once,
 )
@@ -154,18 +156,35 @@ def error_at(op: Operation, message: str) -> VerifyException:
 def verify_module(module: ModuleOp) -> None:
     """
     Check the residency invariants (their messages are the most specific for
-    a remote operand), then every op's verifier, then, for a module xDSL read
-    from text, upstream MLIR's verifier (`hyperoffload.ir.upstream_check`);
-    raise a located `VerifyException` at the first failure.
+    a remote operand), then every op's verifier and the blocks' structure
+    (what xDSL's `module.verify()` checks, located), then, for a module xDSL
+    read from text, upstream MLIR's verifier
+    (`hyperoffload.ir.upstream_check`); raise a located `VerifyException` at
+    the first failure. A module read from one upstream verified (the first
+    check after `hyperoffload.ir.engines` read it) has only what upstream did
+    not verify checked: the residency, the ops it does not register (ours),
+    the function signatures and the order of definitions.
     """
     verify_residency(module, error_at)
+    unverified = unverified_by_upstream_once(module)
+    ops = module.walk()
+    if unverified is not None:
+        ops = (op for op in ops if op.name in unverified or isinstance(op, FuncOp))
+    _verify_ops(module, ops)
+    _check_definitions_first(module.body.block, set())
+    verify_with_upstream_once(module)
+
+
+def _verify_ops(module: ModuleOp, ops: Iterable[Operation]) -> None:
+    """
+    Run the xDSL verifier of each op of `ops` (in `module`); where one fails
+    on its op instead of judging it, upstream MLIR judges the module.
+    """
     judged_upstream = False
-    for op in module.walk():
+    for op in ops:
         if not _verify_op(op) and not judged_upstream:
             _judge_with_upstream(module)
             judged_upstream = True
-    _check_definitions_first(module.body.block, set())
-    verify_with_upstream_once(module)
 
 
 def _judge_with_upstream(module: ModuleOp) -> None:
@@ -183,10 +202,15 @@ def _check_definitions_first(block: Block, visible: set[SSAValue]) -> None:
     """
     Each operand is defined before its use: in this block, or in an enclosing
     one before the op holding this block (xDSL does not check dominance).
+    Each op and block is held by its parent, and a single-block region that
+    needs a terminator holds an op (as xDSL's `Region.verify`, located).
     """
     local: list[SSAValue] = [*block.args]
     visible.update(local)
     for op in block.ops:
+        if op.parent is not block:
+            raise error_at(op, f"'{op.name}' is not held by the block it is in")
+        _check_regions_held(op)
         for operand in op.operands:
             if operand not in visible:
                 raise error_at(
@@ -209,6 +233,29 @@ def _check_definitions_first(block: Block, visible: set[SSAValue]) -> None:
     visible.difference_update(local)
 
 
+def _check_regions_held(op: Operation) -> None:
+    """
+    The blocks of `op`'s regions are held by them, and none that needs a
+    terminator is empty.
+    """
+    for region in op.regions:
+        for inner in region.blocks:
+            if inner.parent is not region:
+                raise error_at(op, f"'{op.name}' holds a block of another region")
+        blocks = region.blocks
+        if (
+            len(blocks) == 1
+            and blocks.first is not None
+            and blocks.first.first_op is None
+            and not op.has_trait(NoTerminator)
+        ):
+            raise error_at(
+                op,
+                f"'{op.name}' contains an empty block in a single-block region "
+                "that expects at least a terminator",
+            )
+
+
 def verify_offload(module: ModuleOp) -> None:
     """
     What a pass that only adds, moves or retypes offload ops must check: the
@@ -216,10 +263,14 @@ def verify_offload(module: ModuleOp) -> None:
     other ops are unchanged and were verified when read).
     """
     verify_residency(module, error_at)
-    for op in module.walk():
-        offload = isinstance(op, FuncOp | PrefetchOp | StoreOp | DetachOp)
-        if offload and not _verify_op(op):
-            _judge_with_upstream(module)
+    _verify_ops(
+        module,
+        (
+            op
+            for op in module.walk()
+            if isinstance(op, FuncOp | PrefetchOp | StoreOp | DetachOp)
+        ),
+    )
 
 
 _VERIFIER_FAILURES = (IndexError, KeyError, ValueError, TypeError, AssertionError)

@@ -364,16 +364,21 @@ class _UpstreamReader:
     them the print's reading, so `write_back` does too.
     """
 
-    def __init__(self, ctx: Context, module: Any, name: str):
+    def __init__(self, ctx: Context, module: Any, name: str, record: bool = True):
         ir: Any = import_module(type(module).__module__)
         self.ir = ir
         self.ctx = ctx
         self.name = name
+        self.record = record
+        """Whether to note each op's and block's state as read (for `write_back`)."""
         self.names = ir.AsmState(module, use_local_scope=True)
         self.values: dict[Any, SSAValue] = {}
         self.blocks: dict[Any, Block] = {}
         self.attributes: dict[Any, Attribute] = {}
         self.locations: dict[str, LocationAttr | None] = {}
+        self.file_locations: dict[tuple[str, int, int], FileLineColLoc] = {}
+        self.strings: dict[str, StringAttr] = {}
+        self.integers: dict[int, IntAttr] = {}
         self.kinds: dict[str, tuple[type[Operation], set[str]]] = {}
         self.seen = Correspondence()
         self.unfaithful: set[int] = set()
@@ -426,23 +431,54 @@ class _UpstreamReader:
             return False
 
     def location(self, upstream: Any) -> LocationAttr | None:
+        if upstream.is_a_file():  # `"file":line:col`, read without printing it
+            file: str = upstream.filename
+            if '"' not in file and "\\" not in file:
+                return self._file_location(
+                    self.name if file == "-" else file,
+                    upstream.start_line,
+                    upstream.start_col,
+                )
         text = str(upstream)
         if text not in self.locations:
             match = _FILE_LINE_COL.search(text)
             self.locations[text] = (
                 None
                 if match is None
-                else FileLineColLoc(
-                    StringAttr(self.name if match[1] == "-" else match[1]),
-                    IntAttr(int(match[2])),
-                    IntAttr(int(match[3])),
+                else self._file_location(
+                    self.name if match[1] == "-" else match[1],
+                    int(match[2]),
+                    int(match[3]),
                 )
             )
         return self.locations[text]
 
+    def _file_location(self, file: str, line: int, column: int) -> FileLineColLoc:
+        """`file:line:col`, built once (its parts too) for each distinct one."""
+        key = (file, line, column)
+        found = self.file_locations.get(key)
+        if found is None:
+            found = self.file_locations[key] = FileLineColLoc(
+                self._string(file), self._integer(line), self._integer(column)
+            )
+        return found
+
+    def _string(self, text: str) -> StringAttr:
+        found = self.strings.get(text)
+        if found is None:
+            found = self.strings[text] = StringAttr(text)
+        return found
+
+    def _integer(self, value: int) -> IntAttr:
+        found = self.integers.get(value)
+        if found is None:
+            found = self.integers[value] = IntAttr(value)
+        return found
+
     def bind(self, upstream: Any, value: SSAValue) -> None:
         self.values[upstream] = value
-        self.seen.values[value] = upstream
+        if self.record:
+            self.seen.values[value] = upstream
         name = upstream.get_name(self.names)[1:].partition("#")[0]
         if SSAValue.is_valid_name(name):
             value.name_hint = name
@@ -467,10 +503,13 @@ class _UpstreamReader:
                 if (location := self.location(up_arg.location)) is not None:
                     arg.location = location
             self.blocks[up_block] = block
-            self.seen.blocks[block] = up_block
+            if self.record:
+                self.seen.blocks[block] = up_block
             blocks.append((up_block, block))
         for up_block, block in blocks:
             block.add_ops([self.op(op.operation) for op in up_block.operations])
+            if not self.record:
+                continue
             types = tuple(arg.type for arg in block.args)
             self.seen.block_states[block] = (tuple(block.ops), block.args, types)
             if self.holds_unfaithful(types):
@@ -507,6 +546,8 @@ class _UpstreamReader:
             raise _Unreadable(upstream.name) from err
         for up_result, result in zip(results, op.results, strict=True):
             self.bind(up_result, result)
+        if not self.record:
+            return op
         self.seen.ops[op] = upstream
         self.seen.op_states[op] = OpState.of(op)
         if self.holds_unfaithful(
@@ -536,7 +577,7 @@ def _op_names(module: Any) -> set[str]:
 
 
 def read_upstream(
-    ctx: Context, module: Any, name: str
+    ctx: Context, module: Any, name: str, correspond: bool = True
 ) -> tuple[ModuleOp, Correspondence | None]:
     """
     xDSL IR of an upstream module op that the bindings hold, as `parse_mlir`
@@ -548,14 +589,15 @@ def read_upstream(
     the `Correspondence` of what was read to what it came from, for
     `write_back`. What the reader does not handle (`dense_resource` blobs, a
     use before its definition) goes through the module's generic text,
-    normalised in this process, and comes with no correspondence. Raises
-    `ParseError` with `file:line:col` as `parse_mlir` does.
+    normalised in this process, and comes with no correspondence; nor does
+    any read without `correspond` (faster: no state of each op is noted).
+    Raises `ParseError` with `file:line:col` as `parse_mlir` does.
     """
     module = getattr(module, "operation", module)
     if all(ctx.get_optional_op(known) for known in _op_names(module)):
-        reader = _UpstreamReader(ctx, module, name)
+        reader = _UpstreamReader(ctx, module, name, correspond)
         try:
-            return reader.module(module), reader.seen
+            return reader.module(module), reader.seen if correspond else None
         except _Unreadable:
             pass
         try:  # xDSL reads its text (a `dense_resource` blob)?
@@ -569,11 +611,11 @@ def read_upstream(
         if (where := file_line_col(location, name)) is not None
     ]
     admit_upstream_ops(ctx, registered_ops(module))
-    reader = _UpstreamReader(ctx, module, name)
+    reader = _UpstreamReader(ctx, module, name, correspond)
     try:
         read = reader.module(module)
         note_generalised_ops(read, generalised)
-        return read, reader.seen
+        return read, reader.seen if correspond else None
     except _Unreadable:
         pass
     located, plain = generic_texts(module)
@@ -592,4 +634,4 @@ def parse_upstream(ctx: Context, module: Any, name: str) -> ModuleOp:
     `read_upstream` reads it; `module` is left unchanged.
     """
     op: Any = getattr(module, "operation", module)
-    return read_upstream(ctx, op.clone(ip=False), name)[0]
+    return read_upstream(ctx, op.clone(ip=False), name, correspond=False)[0]
