@@ -11,6 +11,7 @@ from xdsl.utils.exceptions import VerifyException
 from hyperoffload.ir.context import make_context
 from hyperoffload.ir.diagnostics import verify_module
 from hyperoffload.ir.engines import Engine, parse_with_engine
+from hyperoffload.ir.upstream import UpstreamParseError
 
 ADD = (
     "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -23,6 +24,14 @@ BAD_PREFETCH = (
     "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
     '  %b = "hyperoffload.prefetch"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n'
     "  return %b : tensor<4xf32>\n"
+    "}\n"
+)
+
+
+MISMATCH = (
+    "func.func @f(%a: i32, %b: i64) -> i32 {\n"
+    '  %c = "arith.addi"(%a, %b) : (i32, i64) -> i32\n'
+    "  return %c : i32\n"
     "}\n"
 )
 
@@ -71,3 +80,9 @@ def test_our_ops_are_verified_in_a_module_upstream_read() -> None:
     )
     with pytest.raises(VerifyException, match=r"^bad\.mlir:2:8: error: .*remote"):
         verify_module(module)
+
+
+def test_upstream_parse_verifies_what_it_reads() -> None:
+    """The premise: an op upstream rejects never reaches `verify_module`."""
+    with pytest.raises(UpstreamParseError, match=r"^add\.mlir:2:8: error: .*same type"):
+        parse_with_engine(make_context(), MISMATCH, "add.mlir", engine=Engine.UPSTREAM)
