@@ -825,16 +825,47 @@ class _Planner:
             )
         ranked.sort(key=lambda c: (-c[0], -c[1]))
         free = list(self.graph.op_time)  # link time not yet reserved, per op
+        free_out = list(self.graph.op_time)  # the same, from the device
         hidden: list[_Ranked] = []
         exposed: list[_Ranked] = []
         for benefit, size, fetch, plan in ranked:
-            starts = self.reserve(free, plan, fetch)
+            stores = list(free_out)
+            starts = (
+                self.reserve(free, plan, fetch)
+                if self.reserve_update(stores, plan)
+                else None
+            )
             if starts is None:
                 exposed.append((benefit, size, plan))
             else:
                 plan.fetch_ops = starts
+                free_out[:] = stores
                 hidden.append((benefit, size, plan))
         return hidden, exposed
+
+    def reserve_update(self, free: list[float], plan: ValuePlan) -> bool:
+        """
+        Reserve link time in `free` for the write-back of the update of
+        `plan`'s argument (`updates`), from the op after the update is made
+        on; whether it fits before the step ends (True, nothing reserved,
+        for an argument without one). An update made at the end of the step
+        (the first layer's, with the optimizer in the backward pass) has no
+        compute left to hide its store behind.
+        """
+        update = self.updates.get(id(plan.info))
+        if update is None:
+            return True
+        _, info, tier = update
+        need = self.transfer_time(self.hw.link(tier), info, False, None)
+        trial = list(free)
+        for op in range(info.producer + 1, len(trial)):
+            taken = min(trial[op], need)
+            trial[op] -= taken
+            need -= taken
+            if need <= 1e-12:
+                free[:] = trial
+                return True
+        return False
 
     def lead(self, before: int, fetch: float) -> int:
         """The last op starting `fetch` seconds of compute or more before op `before` (or 0)."""
