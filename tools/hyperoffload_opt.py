@@ -57,10 +57,18 @@ class HyperoffloadOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         ours = self.our_passes()
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
-        arg_parser.description = (
-            f"{arg_parser.description}\n\nHyperOffload's passes (-p):\n\n"
-            + textwrap.indent(describe_passes(ours), "  ")
-        )
+        described = arg_parser.description
+        format_help = arg_parser.format_help
+
+        def help_describing_ours() -> str:
+            """The help, our passes described (importing each: only when asked)."""
+            arg_parser.description = (
+                f"{described}\n\nHyperOffload's passes (-p):\n\n"
+                + textwrap.indent(describe_passes(ours), "  ")
+            )
+            return format_help()
+
+        arg_parser.format_help = help_describing_ours
         for action in arg_parser._actions:  # pyright: ignore[reportPrivateUsage]
             if "--passes" in action.option_strings:
                 action.help = (
