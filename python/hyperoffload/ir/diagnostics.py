@@ -162,14 +162,14 @@ def verify_module(module: ModuleOp) -> None:
     (`hyperoffload.ir.upstream_check`); raise a located `VerifyException` at
     the first failure. A module read from one upstream verified (the first
     check after `hyperoffload.ir.engines` read it) has only what upstream did
-    not verify checked: the residency, the ops it does not register (ours),
-    the function signatures and the order of definitions.
+    not verify checked: the residency, the ops it does not register (ours)
+    and the order of definitions.
     """
     verify_residency(module, error_at)
     unverified = unverified_by_upstream_once(module)
     ops = module.walk()
     if unverified is not None:
-        ops = (op for op in ops if op.name in unverified or isinstance(op, FuncOp))
+        ops = (op for op in ops if op.name in unverified)
     _verify_ops(module, ops)
     _check_definitions_first(module.body.block, set())
     verify_with_upstream_once(module)
