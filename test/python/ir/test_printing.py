@@ -20,7 +20,7 @@ func.func @f(%a: tensor<2x3xbf16>, %b: tensor<?x4xi64, "enc">, %c: memref<2xf32>
     %s = arith.addf %in, %out : bf16
     linalg.yield %s : bf16
   } -> tensor<2x3xbf16>
-  %t = "test.op"() {list = [1, "two", affine_map<(d0) -> (d0)>], empty = [], ty = tensor<2x3xbf16>} : () -> tensor<2x3xbf16>
+  %t = "test.op"() {list = [1, "two", affine_map<(d0) -> (d0)>], empty = [], ty = tensor<2x3xbf16>, note = "tab\\09 \\22quote\\22 \\5C \u00e9"} : () -> tensor<2x3xbf16>
   return %g : tensor<2x3xbf16>
 }
 """
