@@ -12,6 +12,7 @@ baseline = workload.baseline(load_hardware("ascend-910c"))
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -34,6 +35,9 @@ from hyperoffload.sim.simulator import SimResult
 from hyperoffload.support.tiers import Tier
 
 Log = Callable[[str], None]
+
+PACKAGE = Path(__file__).resolve().parents[1]
+"""`hyperoffload`'s sources: those of the exporter are hashed into its stamp."""
 
 
 class Exportable(Protocol):
@@ -168,12 +172,38 @@ class Workload:
         return self.baselines[hardware.name]
 
 
+def exporter_stamp() -> str:
+    """
+    A digest of the exporter's sources (`hyperoffload-gen` and the frontend
+    it drives): an export cached under another stamp was made by other code
+    (e.g. before training steps tagged their updates) and is made again.
+    """
+    sources = sorted((PACKAGE / "frontend").rglob("*.py"))
+    sources += sorted((PACKAGE / "tools").glob("hyperoffload_gen*.py"))
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.relative_to(PACKAGE).as_posix().encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def stamp_path(path: Path) -> Path:
+    """Where the stamp of the exporter that made `path` is kept."""
+    return path.with_name(path.name + ".exporter")
+
+
 def export_program(spec: Exportable, directory: Path, log: Log) -> tuple[Path, float]:
-    """The exported file (reused when present) and the seconds the export took."""
+    """
+    The exported file (reused when the exporter that made it is this one,
+    `exporter_stamp`) and the seconds the export took.
+    """
     path = directory / spec.file_name()
+    stamp, stamped = exporter_stamp(), stamp_path(path)
     if path.exists():
-        log(f"reusing {path}")
-        return path, 0.0
+        if stamped.exists() and stamped.read_text() == stamp:
+            log(f"reusing {path}")
+            return path, 0.0
+        log(f"exporting again: {path} was made by other exporter sources")
     directory.mkdir(parents=True, exist_ok=True)
     command = " ".join(["hyperoffload-gen", *spec.argv()])
     log(f"exporting: {command}")
@@ -198,6 +228,7 @@ def export_program(spec: Exportable, directory: Path, log: Log) -> tuple[Path, f
         reason = done.stderr.strip().splitlines()[-1:] or ["no output"]
         raise BenchError(f"{command} failed: {reason[0]}")
     partial.replace(path)
+    stamped.write_text(stamp)
     return path, seconds
 
 
