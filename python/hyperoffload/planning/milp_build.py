@@ -111,7 +111,7 @@ def _transfers(f: Formulation, c: int, plan: ValuePlan, store_of: StoreKeys) -> 
 
 
 def _released_after_last_use(f: Formulation, plan: ValuePlan) -> bool:
-    """`_Planner.releases`: a tagged argument is freed after its last use."""
+    """`planned_schedule._releases`: a tagged argument is freed after its last use."""
     info = plan.info
     if not plan.gaps or info.buffer is None:
         return False

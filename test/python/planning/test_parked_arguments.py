@@ -131,7 +131,7 @@ def test_a_weight_left_in_its_tier_stays_across_a_gap_the_plan_leaves_room_for(
     options = PlanOptions(target=4 * U, prefetch_distance=0)
     plan = plan_offload(graph, HARDWARE, options)
     gaps = {p.info.name: [(g.after, g.before) for g in p.gaps] for p in plan.values}
-    # fetched once (`_Planner._joined`), where the rules split it in two
+    # fetched once (`feasibility.joined`), where the rules split it in two
     assert gaps == {"%w": [(-1, 1)], "%h": [(0, 5)]}
     assert plan.peak_before == 5 * U
     assert plan.peak_after == 4 * U

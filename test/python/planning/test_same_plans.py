@@ -4,7 +4,7 @@ programs (`bench/scaling.py` measures them) is kept here in its earlier
 form, and the pipeline run with the earlier form and with the current one on
 small programs must print byte-identical IR.
 
-- `_Planner.mandatory` matched every value against every returned value (a
+- `required.mandatory` matched every value against every returned value (a
   training step returns a gradient per parameter: quadratic in its size); it
   now looks each value's positions up.
 """
@@ -19,44 +19,42 @@ from xdsl.printer import Printer
 
 from hyperoffload.dialects.hyperoffload import PrefetchOp, RemoteType, StoreOp
 from hyperoffload.passes.pipeline import PipelinePass
-from hyperoffload.planning.planner import (
-    _kv_results,  # pyright: ignore[reportPrivateUsage]
-    _Planner,  # pyright: ignore[reportPrivateUsage]
-    _result_tiers,  # pyright: ignore[reportPrivateUsage]
-)
+from hyperoffload.planning import planner
+from hyperoffload.planning.plan_context import PlanContext, kv_results, result_tiers
+from hyperoffload.planning.required import clusters, write_back
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.support.tiers import Tier
 
 
-def mandatory_before(self: _Planner) -> list[ValuePlan]:
-    """`_Planner.mandatory` as it was: each value against every returned one."""
+def mandatory_before(ctx: PlanContext) -> list[ValuePlan]:
+    """`required.mandatory` as it was: each value against every returned one."""
     plans: list[ValuePlan] = []
-    result_tiers = _result_tiers(self.graph)
-    kv_results = _kv_results(self.graph)
-    returned = self.graph.ops[-1].operands if self.graph.ops else ()
-    for info in self.graph.values:
+    tiers = result_tiers(ctx.graph)
+    kv = kv_results(ctx.graph)
+    returned = ctx.graph.ops[-1].operands if ctx.graph.ops else ()
+    for info in ctx.graph.values:
         if info.buffer is None or isinstance(info.value.type, RemoteType):
             continue
         if info.producer < 0 and info.tier != Tier.HBM:
-            if info.category not in self.options.categories:
+            if info.category not in ctx.options.categories:
                 continue
             if not info.uses:  # never read: it stays in its tier
                 plans.append(ValuePlan(info, [], stored=False, initially_out=True))
-            elif not self.placing():
-                plans.append(self._clusters(info))  # pyright: ignore[reportPrivateUsage]
+            elif not ctx.placing():
+                plans.append(clusters(ctx, info))
             continue
         for position, value in enumerate(returned):
-            tier = result_tiers[position] if position < len(result_tiers) else None
-            if value is info.value and tier is not None and self.owns(info):
-                kv = position < len(kv_results) and kv_results[position]
+            tier = tiers[position] if position < len(tiers) else None
+            if value is info.value and tier is not None and ctx.owns(info):
+                holds_kv = position < len(kv) and kv[position]
                 plans.append(
-                    self._write_back(info, tier, self.compress_of(info, kv))  # pyright: ignore[reportPrivateUsage]
+                    write_back(ctx, info, tier, ctx.compress_of(info, holds_kv))
                 )
     return plans
 
 
 BEFORE: list[tuple[object, str, Callable[..., object]]] = [
-    (_Planner, "mandatory", mandatory_before),
+    (planner, "mandatory", mandatory_before),
 ]
 """Each fixed function: its owner, its name and its earlier form."""
 
