@@ -14,7 +14,8 @@ limit, the sweep) takes longer than one sitting, each part is one of
 
 Parts: `fixed-ours` (ours planned at the scenario's capacity), `runtimes`
 (each runtime peer at its fastest setting in that capacity), `peak:LIMIT`
-(ours' target search within LIMIT, written into the IR), `twin` (`none` on
+(the LP bound within LIMIT, and ours' target search within it, written into
+the IR), `twin` (`none` on
 the same step updating after the backward pass), `sweep-fixed:GBPS` (ours at
 the capacity with the remote link at GBPS). The peers' searches within a
 limit are not parts: a result merged from parts says `peers_searched:
@@ -87,8 +88,10 @@ def run_parts(scenario: SeedTraining, parts: list[str], out: Path) -> None:
             result["fixed"] |= runtimes_at(search, capacity)
         elif name == "peak":
             limit = float(value)
+            bound = scenario.lp_bound(search, limit, ctx)
             ours = scenario.ours_at_limit(workload, baseline, limit, states, ctx)
-            result["limits"].append({"limit": limit, "ours": ours, "peer": None})
+            entry = {"limit": limit, **bound, "ours": ours, "peer": None}
+            result["limits"].append(entry)
         elif name == "twin":
             result["none_updates_after"] = scenario.updates_after(
                 unlimited, states, ctx

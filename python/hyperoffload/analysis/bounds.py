@@ -6,7 +6,8 @@ A tensor can be out of HBM while op t runs only if t does not read it and,
 within one idle gap (a, b) of the tensor, its store fits in the compute
 between its producer and t and its fetch in the compute between t and b. An argument
 that lives outside HBM needs no store, and nothing holds it after its last
-use. Subtracting every such tensor from
+use; nor does anything hold a value returned at a result tagged with a tier
+(written back there) after its last use before the return, once stored. Subtracting every such tensor from
 the unconstrained timeline, op by op, bounds every zero-exposure plan from
 below; the bound ignores that transfers share a link, so it is optimistic
 (lower) where the link is busy.
@@ -20,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hyperoffload.analysis.lifetimes import ProgramGraph
+from hyperoffload.analysis.lifetimes import Gap, ProgramGraph
 from hyperoffload.model.hardware import Hardware
+from hyperoffload.support.positions import OpIndex
 from hyperoffload.support.tiers import Tier
 
 
@@ -34,6 +36,7 @@ def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
     prefix = np.asarray(graph.prefix)
     removable = np.zeros(n + 1, dtype=np.int64)  # a difference array over ops
     link = hardware.link(hardware.offload_tier)
+    written_back = graph.returned_to_tiers()
     for info in graph.values:
         if info.buffer is None:
             continue
@@ -49,7 +52,13 @@ def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
             # it lives outside HBM: nothing holds it after its last use
             removable[info.last_use + 1] += info.bytes
             removable[n] -= info.bytes
-        for gap in info.gaps():
+        gaps = info.gaps()
+        if not remote and info.producer >= 0 and info.value in written_back:
+            # returned to a tier: out after its last use before the return,
+            # once stored, never fetched
+            last = info.last_use_before(n - 1)
+            gaps = [*gaps, Gap(last, OpIndex(n), n - 1 - last, 0.0)]
+        for gap in gaps:
             if gap.ops < 1:
                 continue
             ops = np.arange(gap.after + 1, gap.before)
@@ -58,7 +67,7 @@ def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
             # from the end of op t to the start of op b
             since = prefix[ops] - prefix[max(info.producer, -1) + 1]
             until = prefix[gap.before] - prefix[ops + 1]
-            out = ops[(since >= store) & (until >= fetch)]
+            out = ops[(since >= store) & (until >= (fetch if gap.before < n else 0.0))]
             if out.size:
                 removable[out[0]] += info.bytes
                 removable[out[-1] + 1] -= info.bytes

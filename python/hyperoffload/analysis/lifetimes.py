@@ -128,6 +128,34 @@ class ProgramGraph:
     def peak_op(self) -> int:
         return self.timeline.index(self.peak) if self.timeline else -1
 
+    def result_tiers(self) -> list[Tier | None]:
+        """The tier outside HBM each result's attributes name (None: none)."""
+        res_attrs = self.function.res_attrs
+        tiers: list[Tier | None] = []
+        for attrs in res_attrs.data if res_attrs else ():
+            assert isinstance(attrs, DictionaryAttr)
+            tier = attrs.data.get(TIER_ARG_ATTR)
+            tiers.append(
+                tier.tier
+                if isinstance(tier, TierAttr) and tier.tier != Tier.HBM
+                else None
+            )
+        return tiers
+
+    def returned_to_tiers(self) -> set[SSAValue]:
+        """
+        The values the function returns at a result tagged with a tier
+        outside HBM: written back there (as an updated optimizer state), so
+        nothing holds them in HBM after their last use before the return.
+        """
+        tiers = self.result_tiers()
+        returned = self.ops[-1].operands if self.ops else ()
+        return {
+            value
+            for position, value in enumerate(returned)
+            if position < len(tiers) and tiers[position] is not None
+        }
+
     def time_between(self, after: int, before: int) -> float:
         """Compute time of the ops strictly between two positions."""
         start = min(max(after + 1, 0), len(self.ops))

@@ -18,7 +18,10 @@ fraction in each window it covers, and
   extra time of the whole program is at most `max_slowdown` x its compute;
 - a value the program holds to its end (an argument) may also be out
   after its last use, once stored, and is never fetched back (runtimes
-  evict such a value; `M_LB` and the planner keep it);
+  evict such a value; `M_LB` and the planner keep it); so may a value it
+  returns at a result tagged with a tier (written back there, as the
+  planner writes an updated optimizer state), after its last use before
+  the return;
 - a fraction of a gap may instead be recomputed: out of HBM over the whole
   gap, at the cost of at least its producer's time (in the extra time);
 - the live bytes of the unplanned timeline, less what is out, are at most
@@ -225,6 +228,7 @@ def link_lower_bound(
     recomputed: list[tuple[int, float]] = []
     removable = np.zeros(n + 1, dtype=np.int64)
     kept_to_end = _held_to_end(graph) if release_held else set[int]()
+    written_back = graph.returned_to_tiers()
     for info in graph.values:
         if not _movable(graph, info):
             continue
@@ -249,6 +253,11 @@ def link_lower_bound(
             # held to the end (an argument): out after its last use once stored,
             # never fetched
             gaps.append(Gap(info.last_use, OpIndex(n), n - 1 - info.last_use, 0.0))
+        elif resident and info.producer >= 0 and info.value in written_back:
+            # returned to a tier: out after its last use before the return,
+            # once stored, never fetched
+            last = info.last_use_before(n - 1)
+            gaps.append(Gap(last, OpIndex(n), n - 1 - last, 0.0))
         # the kept ops of each gap, and those a whole transfer frees
         within = [
             [j for j in range(g.after + 1, min(g.before, n)) if j in kept] for g in gaps

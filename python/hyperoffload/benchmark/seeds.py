@@ -3,8 +3,9 @@ The seeds' training claims at their own setting (DESIGN.md §1): one
 training step with its optimizer, judged by the seeds' metrics.
 
 - the peak at each slowdown limit (+1.3%, +2%): ours (`hyperoffload-pipeline`'s
-  target search, the plan written into the IR and extracted again) and the
-  best peer's point of its search within the limit;
+  target search, the plan written into the IR and extracted again), the
+  best peer's point of its search within the limit and the LP bound that
+  counts the link;
 - the share of the peak the optimizer states hold (AdamW's float32 master
   weights, `exp_avg` and `exp_avg_sq`, named in the export's argument list)
   for `none` and ours;
@@ -30,9 +31,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hyperoffload.analysis.extract import main_function
+from hyperoffload.analysis.link_bound import link_lower_bound
 from hyperoffload.analysis.program import Program
 from hyperoffload.benchmark.peers import RECOMPUTATION_PEERS, PolicySearch
-from hyperoffload.benchmark.scenarios import Context
+from hyperoffload.benchmark.scenarios import (
+    LP_TIME_LIMIT_S,
+    Context,
+    lp_bound_fields,
+)
 from hyperoffload.benchmark.workloads import Baseline, Export, Workload, load_workload
 from hyperoffload.ir.diagnostics import silence_diagnostics, verify_module
 from hyperoffload.model.hardware import Hardware, load_hardware
@@ -233,6 +239,7 @@ class SeedTraining:
             at_limits = [
                 {
                     "limit": limit,
+                    **self.lp_bound(search, limit, ctx),
                     "ours": self.ours_at_limit(workload, baseline, limit, states, ctx),
                     "peer": _best_point(search, limit),
                 }
@@ -257,6 +264,19 @@ class SeedTraining:
             "fixed": fixed,
             "sweep": sweep,
         }
+
+    def lp_bound(
+        self, search: PolicySearch, limit: float, ctx: Context
+    ) -> dict[str, Any]:
+        """The LP bound that counts the link on the step's peak within `limit`."""
+        link = link_lower_bound(
+            search.graph, search.baseline.hardware, limit, time_limit_s=LP_TIME_LIMIT_S
+        )
+        ctx.log(
+            f"LP bound within {limit:.1%}: {link.bytes / 1e9:.2f} GB "
+            f"({link.status}, {link.seconds:.1f} s)"
+        )
+        return lp_bound_fields(link)
 
     def updates_after(
         self, hardware: Hardware, states: frozenset[int], ctx: Context

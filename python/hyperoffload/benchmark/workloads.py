@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from hyperoffload.analysis.extract import main_function
 from hyperoffload.analysis.program import Program
 from hyperoffload.ir.context import make_context
-from hyperoffload.ir.parsing import parse_mlir
+from hyperoffload.ir.engines import parse_with_engine
 from hyperoffload.model.hardware import Hardware, load_hardware
 from hyperoffload.model.schedule import Schedule
 from hyperoffload.sim.simulator import SimResult
@@ -237,7 +237,7 @@ def load_workload(spec: Export, directory: Path, log: Log) -> Workload:
     path, export_s = export_program(spec, directory, log)
     ctx = make_context()
     start = time.perf_counter()
-    module = parse_mlir(ctx, path.read_text(), str(path))
+    module = parse_with_engine(ctx, path.read_text(), str(path))
     parse_s = time.perf_counter() - start
     ops = sum(1 for _ in main_function(module).body.block.ops)
     log(f"{spec.file_name()}: {ops} ops, parsed in {parse_s:.1f} s")

@@ -161,3 +161,43 @@ def test_tiny_llama_bound_is_below_the_heuristic_plan(ctx: Context):
     bound = link_lower_bound(loop.graph, hardware, 0.05, windows=16)
     assert bound.status == "Optimal"
     assert bound.bytes <= trial.result.peak_hbm_bytes
+
+
+def _returning(tag: str) -> str:
+    """%s, made first and only returned; %x held by the caller."""
+    return f"""
+func.func @f(%x: tensor<256xf32>) -> (tensor<256xf32>, tensor<256xf32> {tag}) {{
+  %s = arith.mulf %x, %x : tensor<256xf32>
+  %a = arith.addf %x, %x : tensor<256xf32>
+  %b = arith.mulf %a, %a : tensor<256xf32>
+  %c = arith.mulf %b, %b : tensor<256xf32>
+  %d = arith.addf %c, %b : tensor<256xf32>
+  func.return %d, %s : tensor<256xf32>, tensor<256xf32>
+}}
+"""
+
+
+def test_a_result_returned_to_a_tier_may_leave_once_stored(ctx: Context):
+    """
+    A result tagged with a tier is written back there (the planner stores
+    it and frees it, as an updated optimizer state): the bound lets it out
+    after its store, so it stays below that plan; untagged, the program
+    holds it in HBM to the end, and the bound is 1 KiB higher. `M_LB`
+    (no exposed time, as that plan) follows the same rule.
+    """
+    held = _loop(ctx, _returning(""), ROUND_FAST).graph
+    tagged = _loop(
+        ctx, _returning("{hyperoffload.tier = #hyperoffload.tier<remote>}"), ROUND_FAST
+    )
+    bound = link_lower_bound(tagged.graph, ROUND_FAST, 0.0, recompute=False).bytes
+    assert (
+        bound + 1024 == link_lower_bound(held, ROUND_FAST, 0.0, recompute=False).bytes
+    )
+    reference = simulate(tagged.graph.schedule, ROUND_FAST, None, record=False)
+    with silence_diagnostics():
+        ours = smallest_target(tagged, ROUND_FAST.hbm_capacity, 0.0)
+    assert ours.result.makespan_s <= reference.makespan_s
+    assert bound <= ours.result.peak_hbm_bytes < reference.peak_hbm_bytes
+    kept = memory_lower_bound(held, ROUND_FAST)
+    assert memory_lower_bound(tagged.graph, ROUND_FAST) + 1024 == kept
+    assert memory_lower_bound(tagged.graph, ROUND_FAST) <= ours.result.peak_hbm_bytes

@@ -174,10 +174,15 @@ def test_unknown_scenario_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_seed_training(quick: tuple[dict[str, Any], Path]) -> None:
-    """Ours within each limit; the optimizer states found; ours fits the fixed HBM."""
+    """
+    Ours within each limit, at or above the LP bound; the optimizer states
+    found; ours fits the fixed HBM.
+    """
     scenario = _scenario(quick[0], "tiny-llama-seed-training")
     for entry in scenario["limits"]:
         assert entry["ours"]["slowdown"] <= entry["limit"]
+        assert entry["lp_bound"]["status"] == "Optimal"
+        assert 0 < entry["lp_bound_bytes"] <= entry["ours"]["peak_hbm_bytes"]
     assert 0 < scenario["none"]["state_bytes_at_peak"] <= scenario["state_bytes"]
     ours = scenario["fixed"]["hyperoffload"]
     assert ours["fits"]
