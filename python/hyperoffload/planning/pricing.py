@@ -19,6 +19,7 @@ free[7:10]                          # [0.0, 0.0, 0.0]
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterable
 
 from hyperoffload.planning.plan_context import PlanContext
 from hyperoffload.planning.tiers import choose_tiers
@@ -66,6 +67,25 @@ def tiered(ctx: PlanContext, plans: list[ValuePlan]) -> list[ValuePlan]:
     return choose_tiers(plans, ctx.graph, ctx.hw, ctx.options.tiers, stay)
 
 
+def _take(
+    free: list[float], ops: Iterable[int], need: float, enough: float
+) -> tuple[float, int | None, float]:
+    """
+    `need` seconds of link time taken greedily from `free` at `ops`, in
+    their order, until at most `enough` is left: what is left, the last op
+    taken from (None: none) and what that op gave.
+    """
+    op: int | None = None
+    taken = 0.0
+    for op in ops:
+        taken = min(free[op], need)
+        free[op] -= taken
+        need -= taken
+        if need <= enough:
+            break
+    return need, op, taken
+
+
 def reserve_update(ctx: PlanContext, free: list[float], plan: ValuePlan) -> bool:
     """
     Reserve link time in `free` for the write-back of the update of
@@ -81,14 +101,11 @@ def reserve_update(ctx: PlanContext, free: list[float], plan: ValuePlan) -> bool
     _, info, tier = update
     need = ctx.transfer_time(ctx.hw.link(tier), info, False, None)
     trial = list(free)
-    for op in range(info.producer + 1, len(trial)):
-        taken = min(trial[op], need)
-        trial[op] -= taken
-        need -= taken
-        if need <= 1e-12:
-            free[:] = trial
-            return True
-    return False
+    left, _, _ = _take(trial, range(info.producer + 1, len(trial)), need, 1e-12)
+    if left > 1e-12:
+        return False
+    free[:] = trial
+    return True
 
 
 def lead(ctx: PlanContext, before: int, fetch: float) -> int:
@@ -107,19 +124,17 @@ def reserve(
     of it would run, less than half that op), or None (nothing reserved)
     if one does not fit.
     """
-    prefix = ctx.graph.prefix
     trial = list(free)
     starts: list[int] = []
     for gap in plan.gaps:
-        need, op, taken = fetch, gap.before, 0.0
-        earliest = prefix[gap.before] - 2 * fetch
-        while need > 0 and op > 0 and prefix[op] > earliest:
-            op -= 1
-            taken = min(trial[op], need)
-            trial[op] -= taken
-            need -= taken
+        # the ops before the use, the latest first, back to the last one
+        # starting twice the fetch time or more before it
+        ops = range(gap.before - 1, lead(ctx, gap.before, 2 * fetch) - 1, -1)
+        need, op, taken = _take(trial, ops, fetch, 0.0)
         if need > 1e-12:
             return None
+        if op is None:
+            op = gap.before
         sliver = op < gap.before and taken < ctx.graph.op_time[op] / 2
         starts.append(op + 1 if sliver else op)
     free[:] = trial
