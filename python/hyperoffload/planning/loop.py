@@ -174,8 +174,11 @@ class PlanningLoop:
         Plan for `target`, in addresses (see the module docstring); raises
         `PlanError` for a target no plan can meet. With recomputation, the
         joint plan and the offload-only one are each fitted in addresses,
-        then the better is taken. With `solver=milp`, the MILP's plan started
-        from that one, where it is better (`_better`).
+        then the better is taken. Where that plan exposes transfer time and
+        several tiers are allowed, the plan on the hardware's offload tier
+        alone, each refinement tried too, is weighed against it
+        (`_one_tier`). With `solver=milp`, the MILP's plan started from the
+        one kept, where it is better (`_better`).
         """
         options = replace(self.options.plan, target=target)
         trial = self._refined(options)
