@@ -21,31 +21,13 @@ from xdsl.ir import BlockArgument, SSAValue
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import CATEGORY_ATTR, ProgramGraph, ValueInfo
-from hyperoffload.dialects.hyperoffload import (
-    ALIASING_ARG_ATTR,
-    TIER_ARG_ATTR,
-    RemoteType,
-    TierAttr,
-)
+from hyperoffload.dialects.hyperoffload import ALIASING_ARG_ATTR, RemoteType
 from hyperoffload.model.compression import Compressed, transfer_time
 from hyperoffload.model.hardware import Hardware, Link
 from hyperoffload.planning.plan import PlanError, PlanOptions, Simulations
 from hyperoffload.planning.recipes import RecipeBuilder
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.support.tiers import Tier
-
-
-def result_tiers(graph: ProgramGraph) -> list[Tier | None]:
-    """The tier outside HBM each result's attributes name (None: none)."""
-    res_attrs = graph.function.res_attrs
-    tiers: list[Tier | None] = []
-    for attrs in res_attrs.data if res_attrs else ():
-        assert isinstance(attrs, DictionaryAttr)
-        tier = attrs.data.get(TIER_ARG_ATTR)
-        tiers.append(
-            tier.tier if isinstance(tier, TierAttr) and tier.tier != Tier.HBM else None
-        )
-    return tiers
 
 
 def _updated_by(graph: ProgramGraph) -> dict[int, int]:
@@ -165,7 +147,7 @@ class PlanContext:
         that may be written back alone (`owns`); an argument left in its
         tier is not one.
         """
-        tiers = result_tiers(self.graph)
+        tiers = self.graph.result_tiers()
         returned = self.graph.ops[-1].operands if self.graph.ops else ()
         positions: dict[SSAValue, list[int]] = {}  # each returned value's places
         for position, value in enumerate(returned):

@@ -20,7 +20,7 @@ from xdsl.printer import Printer
 from hyperoffload.dialects.hyperoffload import PrefetchOp, RemoteType, StoreOp
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning import planner
-from hyperoffload.planning.plan_context import PlanContext, kv_results, result_tiers
+from hyperoffload.planning.plan_context import PlanContext, kv_results
 from hyperoffload.planning.required import clusters, write_back
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.support.tiers import Tier
@@ -29,7 +29,7 @@ from hyperoffload.support.tiers import Tier
 def mandatory_before(ctx: PlanContext) -> list[ValuePlan]:
     """`required.mandatory` as it was: each value against every returned one."""
     plans: list[ValuePlan] = []
-    tiers = result_tiers(ctx.graph)
+    tiers = ctx.graph.result_tiers()
     kv = kv_results(ctx.graph)
     returned = ctx.graph.ops[-1].operands if ctx.graph.ops else ()
     for info in ctx.graph.values:
