@@ -204,6 +204,7 @@ def compare(
             options,
             MilpOptions(time_limit_s=time_limit, max_slowdown=slowdown),
             start_plan=heuristic.plan,
+            start_schedule=heuristic.schedule,
         )
     except PlanError as err:
         row.note = str(err).split(": ", 2)[-1]

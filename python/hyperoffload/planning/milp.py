@@ -112,6 +112,7 @@ from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.analysis.link_bound import link_lower_bound
 from hyperoffload.ir.diagnostics import Severity, emit
 from hyperoffload.model.hardware import Hardware
+from hyperoffload.model.schedule import Schedule
 from hyperoffload.planning.milp_build import formulate
 from hyperoffload.planning.milp_decode import decode, start_columns
 from hyperoffload.planning.milp_model import MAX_STEPS, Formulation, MilpOptions
@@ -310,6 +311,7 @@ def plan_milp(
     options: PlanOptions,
     milp: MilpOptions | None = None,
     start_plan: Plan | None = None,
+    start_schedule: Schedule | None = None,
 ) -> MilpResult:
     """
     The plan with the least peak (at least `options.target`) within the
@@ -323,7 +325,10 @@ def plan_milp(
     within the same time limit (the second solve of a round takes no longer
     than its first, to leave them time). The plan returned is the best the
     simulator saw (`_rank`) of the solves' and `start_plan` itself: never
-    worse than the start. The bound and the gap are the first solve's, at
+    worse than the start. The start is judged as `start_schedule` runs
+    where given (the heuristic's trial: its fetches placed, fused and issued
+    just in time as the pipeline writes them), else as `plan_schedule`
+    builds it. The bound and the gap are the first solve's, at
     `max_slowdown` itself.
 
     Raises `PlanError` when HiGHS is missing, the function has more than
@@ -370,7 +375,7 @@ def plan_milp(
             break
         budget = budget * limit / judged.slowdown
     if start_plan is not None:
-        started = judge(start_plan, None, None, "start")
+        started = judge(start_plan, None, None, "start", start_schedule)
         if kept is None or started.rank < kept.rank:
             kept = started
     assert kept is not None
@@ -455,9 +460,12 @@ class _Judge:
         exposed: float | None,
         model_peak: int | None,
         source: Literal["milp", "start"],
+        schedule: Schedule | None = None,
     ) -> _Judged:
-        distance = self.options.prefetch_distance
-        schedule = plan_schedule(self.graph, plan, self.hardware, distance)
+        """`plan` run as `schedule` (default: as `plan_schedule` builds it)."""
+        if schedule is None:
+            distance = self.options.prefetch_distance
+            schedule = plan_schedule(self.graph, plan, self.hardware, distance)
         run = simulate(schedule, self.hardware, None, record=False)
         plan = replace(
             plan,

@@ -129,6 +129,7 @@ def test_never_above_the_heuristic_nor_the_proven_optimum(ctx: Context, seed: in
         loop.options.plan,
         MilpOptions(time_limit_s=5.0, max_slowdown=0.05),
         start_plan=heuristic.plan,
+        start_schedule=heuristic.schedule,
     )
     if result.proven:
         assert bound.bytes <= result.plan.peak_after
