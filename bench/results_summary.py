@@ -36,7 +36,8 @@ from typing import Any
 from calibration import Export, export_work, parameter_count
 from routed_moe import results_row
 
-from hyperoffload.benchmark.markdown import lp_bound_words, suite_markdown
+from hyperoffload.benchmark.bound_words import lp_bound_words
+from hyperoffload.benchmark.markdown import suite_markdown
 from hyperoffload.benchmark.scenarios import Context, PeakAtSlowdown, lp_bound_fields
 from hyperoffload.benchmark.suites import SUITES
 from hyperoffload.frontend.configs import get_config

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hyperoffload.benchmark.markdown import lp_bound_words
+from hyperoffload.benchmark.bound_words import lp_bound_words
 from hyperoffload.benchmark.seeds_markdown import (
     compute_bound_s,
     fitting_baseline,

@@ -119,7 +119,7 @@ LP_TIME_LIMIT_S = 900.0
 def lp_bound_fields(link: LinkBound) -> dict[str, Any]:
     """
     A peak result's fields for the LP bound that counts the link, as the
-    tables read them (`markdown.lp_bound_words`): `lp_bound_bytes` and how
+    tables read them (`bound_words.lp_bound_words`): `lp_bound_bytes` and how
     it was solved (`lp_bound`).
     """
     return {

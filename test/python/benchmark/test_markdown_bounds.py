@@ -11,9 +11,9 @@ from typing import Any
 import results_summary
 
 from hyperoffload.analysis.link_bound import LinkBound
+from hyperoffload.benchmark.bound_words import lp_bound_words
 from hyperoffload.benchmark.markdown import (
     _peak_section,  # pyright: ignore[reportPrivateUsage]
-    lp_bound_words,
 )
 from hyperoffload.benchmark.scenarios import lp_bound_fields
 from hyperoffload.support.units import format_bytes
@@ -104,6 +104,10 @@ def test_the_words_beside_a_peak_row():
     assert stopped == (
         "LP bound 300 B within 1% (-70.0%; the LP stopped at 'Time limit reached' "
         "after 900 s: this is the largest single-op working set)"
+    )
+    # a limit of a tenth of a point keeps its digit
+    assert lp_bound_words(500, optimal, 1000, 0.013).startswith(
+        "LP bound 500 B within 1.3% ("
     )
     assert lp_bound_words(None, None, 1000, 0.02, 700) == (
         "LP bound: not in these results (run before it)"
