@@ -150,6 +150,14 @@ def test_section() -> None:
     assert "5.00 GB (5.0%)" in text  # states at ours' peak
     assert "| 20 |" in text
     assert "+20.0%" in text
+    # `none` updating after the backward pass peaks lower (an SSA step holds
+    # both states): ours is read against it too
+    twin = _result() | {
+        "none_updates_after": {"peak_hbm_bytes": 160e9, "makespan_s": 5}
+    }
+    text = "\n".join(seed_section(twin))
+    assert "updating after the backward pass (one optimizer step): 5.000 s" in text
+    assert "100.00 GB (-50.0%; -37.5% against `none` updating after)" in text
 
 
 def test_claims_table() -> None:
