@@ -4,13 +4,14 @@ peak any plan that exposes no transfer time could reach.
 
 A tensor can be out of HBM while op t runs only if t does not read it and,
 within one idle gap (a, b) of the tensor, its store fits in the compute
-between its producer and t and its fetch in the compute between t and b. An argument
-that lives outside HBM needs no store, and nothing holds it after its last
-use; nor does anything hold a value returned at a result tagged with a tier
-(written back there) after its last use before the return, once stored. Subtracting every such tensor from
-the unconstrained timeline, op by op, bounds every zero-exposure plan from
-below; the bound ignores that transfers share a link, so it is optimistic
-(lower) where the link is busy.
+between its producer and t and its fetch in the compute between t and b.
+An argument that lives outside HBM needs no store, and nothing holds it
+after its last use; nor does anything hold a value returned at a result
+tagged with a tier (written back there) after its last use before the
+return, once stored. Subtracting every such tensor from the unconstrained
+timeline, op by op, bounds every zero-exposure plan from below; the bound
+ignores that transfers share a link, so it is optimistic (lower) where the
+link is busy.
 
 ```python
 bound = memory_lower_bound(ProgramGraph.build(function, costs), hardware)
@@ -21,9 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hyperoffload.analysis.lifetimes import Gap, ProgramGraph
+from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.model.hardware import Hardware
-from hyperoffload.support.positions import OpIndex
 from hyperoffload.support.tiers import Tier
 
 
@@ -53,12 +53,8 @@ def memory_lower_bound(graph: ProgramGraph, hardware: Hardware) -> int:
             removable[info.last_use + 1] += info.bytes
             removable[n] -= info.bytes
         gaps = info.gaps()
-        if not remote and info.producer >= 0 and info.value in written_back:
-            # returned to a tier: out after its last use before the return,
-            # once stored, never fetched
-            last = info.last_use_before(n - 1)
-            gaps = [*gaps, Gap(last, OpIndex(n), n - 1 - last, 0.0)]
-        for gap in gaps:
+        after = None if remote else graph.written_back_gap(info, written_back)
+        for gap in gaps if after is None else [*gaps, after]:
             if gap.ops < 1:
                 continue
             ops = np.arange(gap.after + 1, gap.before)

@@ -156,6 +156,18 @@ class ProgramGraph:
             if position < len(tiers) and tiers[position] is not None
         }
 
+    def written_back_gap(self, info: ValueInfo, returned: set[SSAValue]) -> Gap | None:
+        """
+        Where `info` is one of `returned` (`returned_to_tiers`) and made by an
+        op: the stretch from its last use before the return to the end, over
+        which it need not be in HBM once stored (it is never fetched back).
+        """
+        if info.producer < 0 or info.value not in returned:
+            return None
+        n = len(self.ops)
+        last = info.last_use_before(n - 1)
+        return Gap(last, OpIndex(n), n - 1 - last, 0.0)
+
     def time_between(self, after: int, before: int) -> float:
         """Compute time of the ops strictly between two positions."""
         start = min(max(after + 1, 0), len(self.ops))

@@ -253,11 +253,8 @@ def link_lower_bound(
             # held to the end (an argument): out after its last use once stored,
             # never fetched
             gaps.append(Gap(info.last_use, OpIndex(n), n - 1 - info.last_use, 0.0))
-        elif resident and info.producer >= 0 and info.value in written_back:
-            # returned to a tier: out after its last use before the return,
-            # once stored, never fetched
-            last = info.last_use_before(n - 1)
-            gaps.append(Gap(last, OpIndex(n), n - 1 - last, 0.0))
+        elif resident and (after := graph.written_back_gap(info, written_back)):
+            gaps.append(after)  # returned to a tier: out once stored, never fetched
         # the kept ops of each gap, and those a whole transfer frees
         within = [
             [j for j in range(g.after + 1, min(g.before, n)) if j in kept] for g in gaps
