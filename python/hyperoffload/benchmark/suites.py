@@ -13,6 +13,7 @@ from hyperoffload.benchmark.scenarios import LongestSequence, PeakAtSlowdown
 from hyperoffload.benchmark.seeds import SeedTraining
 from hyperoffload.benchmark.seeds_inference import SEEDS_INFERENCE
 from hyperoffload.benchmark.workloads import Export
+from hyperoffload.planning.search import SEARCH_STEPS
 
 Scenario = (
     PeakAtSlowdown
@@ -170,7 +171,7 @@ SEEDS: tuple[Scenario, ...] = (
         "multi-token prediction, a dense one-hot dispatch",
         limits=(0.02,),
         capacity="48GB",
-        search_steps=3,
+        search_steps=SEARCH_STEPS,  # as `hyperoffload-pipeline` searches
         parts=("peak", "fixed"),
     ),
     LongestSequence(
