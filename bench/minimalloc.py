@@ -1,7 +1,7 @@
 """
 The exact layout search on MiniMalloc's eleven challenging instances
 (google/minimalloc's `benchmarks/challenging`, capacity 1,048,576, read
-from `$MINIMALLOC_BENCHMARKS`, else `shared/minimalloc` beside the checkout) and on random instances with a
+from test/inputs/minimalloc, or `$MINIMALLOC_BENCHMARKS`) and on random instances with a
 known zero-fragmentation packing (a time x address rectangle cut into
 pieces, shuffled), each within the capacity as `hyperoffload-layout` lays it
 out: today's heuristics (`static_layout(..., "auto")`), then the exact search
@@ -40,7 +40,7 @@ from hyperoffload.support.markers import write_between
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCES = Path(
-    os.environ.get("MINIMALLOC_BENCHMARKS", ROOT.parent / "shared" / "minimalloc")
+    os.environ.get("MINIMALLOC_BENCHMARKS", ROOT / "test" / "inputs" / "minimalloc")
 )
 CAPACITY = 1_048_576
 BEGIN, END = "<!-- minimalloc:begin -->", "<!-- minimalloc:end -->"

@@ -23,13 +23,13 @@ from hyperoffload.model.layout import (
 MINIMALLOC = Path(
     os.environ.get(
         "MINIMALLOC_BENCHMARKS",
-        Path(__file__).resolve().parents[3].parent / "shared" / "minimalloc",
+        Path(__file__).resolve().parents[2] / "inputs" / "minimalloc",
     )
 )
 """
 MiniMalloc's challenging instances (google/minimalloc's
-`benchmarks/challenging`, Apache-2.0): not part of this repository; read
-from `$MINIMALLOC_BENCHMARKS`, else `shared/minimalloc` beside the checkout.
+`benchmarks/challenging`, Apache-2.0): the copy in test/inputs/minimalloc
+(with its licence), or those in `$MINIMALLOC_BENCHMARKS`.
 """
 CAPACITY = 1_048_576
 INSTANCES = "ABCDEFGHIJK"
