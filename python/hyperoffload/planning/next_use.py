@@ -21,7 +21,7 @@ taken = select_by_next_use(candidates, graph.timeline, graph.prefix, target, tim
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -44,6 +44,19 @@ class _Taken:
     """The ops [from, to) it is out of HBM over (a stored one: from once stored)."""
     fetch_ops: list[int]
     """The op each gap's fetch is issued before."""
+    start: int = 0
+    """Where it is out of HBM from, its store done (set once taken)."""
+    order: int = 0
+    """When it was taken: of two stores queued after one op, the earlier goes first."""
+    store_end_s: float = 0.0
+    """When its store ends on the link (a stored one, once taken)."""
+
+    def queue_key(self) -> tuple[int, int]:
+        return self.issue, self.order
+
+    def segments(self, start: int) -> list[tuple[int, int]]:
+        """The ops [from, to) it is out of HBM over, out from `start`."""
+        return [(start, self.spans[0][1]), *self.spans[1:]]
 
 
 def _out(plan: ValuePlan, ops: int) -> tuple[int, int]:
@@ -66,8 +79,30 @@ def _next_use(plan: ValuePlan, op: int, ops: int) -> int:
     return min((g.before for g in plan.gaps if g.before > op), default=ops)
 
 
+@dataclass
+class _Change:
+    """A candidate taken, tried: what the queue and HBM would be with it."""
+
+    memory: np.ndarray
+    start: int
+    """Where the candidate is out of HBM from."""
+    first: int
+    """The queue's position from which `queue` replaces the one taken."""
+    resumed: int
+    """The queue's position taken up after `queue` (the rest runs as before)."""
+    queue: list[_Taken]
+    ends: list[float]
+    starts: list[tuple[_Taken, int]]
+    """The taken ones whose store now ends at another op, and that op."""
+
+
 class _Selection:
-    """The candidates taken so far, their stores one queue, first in first out."""
+    """
+    The candidates taken so far, their stores one queue, first in first
+    out. A candidate tried changes the queue only from where its store (or
+    the one it replaces) joins it, and only until a store ends when it
+    ended before: that stretch is walked again, nothing else.
+    """
 
     def __init__(self, timeline: Sequence[int], prefix: Sequence[float], target: int):
         self.timeline = np.asarray(timeline, dtype=np.int64)
@@ -75,29 +110,94 @@ class _Selection:
         self.target = target
         self.ops = len(timeline)
         self.taken: list[_Taken] = []
+        self.by_value: dict[int, list[_Taken]] = {}
+        """The taken ones of each value (by the identity of its info)."""
+        self.queue: list[_Taken] = []
+        """The stores taken, in the order the link runs them."""
+        self.keys: list[tuple[int, int]] = []
+        """`queue`'s entries' queue keys."""
+        self.ends: list[float] = []
+        """When each of `queue`'s stores ends."""
+        self.counter = 0
+        """Entries taken so far: the next one's `_Taken.order`."""
         self.memory = self.timeline.copy()
+        self.excess_bytes = self.excess(self.memory)
         self.fetch_link = np.diff(np.asarray(prefix, dtype=np.float64))
         """To-device link time left at each op."""
 
-    def memory_with(self, taken: list[_Taken]) -> tuple[np.ndarray, list[int]]:
-        """Bytes live at each op with `taken` out of HBM, and where each is out from."""
-        link_free = 0.0
-        starts = [t.spans[0][0] for t in taken]
-        change = np.zeros(self.ops + 1, dtype=np.int64)
-        stored = [i for i, t in enumerate(taken) if t.plan.stored]
-        for index in sorted(stored, key=lambda i: (taken[i].issue, i)):
-            entry = taken[index]
-            begin = max(self.prefix[entry.issue + 1], link_free)
-            link_free = begin + entry.store_s
+    def tried(self, entry: _Taken, again: _Taken | None) -> _Change:
+        """HBM and the store queue with `entry` taken, in place of `again` if given."""
+        entry.order = self.counter
+        first = resumed = len(self.queue)
+        if entry.plan.stored:
+            first = bisect_right(self.keys, entry.queue_key())
+        removed = None
+        if again is not None and again.plan.stored:
+            removed = bisect_left(self.keys, again.queue_key())
+            first = min(first, removed)
+        link_free = self.ends[first - 1] if first else 0.0
+        queue: list[_Taken] = []
+        ends: list[float] = []
+        starts: list[tuple[_Taken, int]] = []
+        start = entry.spans[0][0]
+        placed = not entry.plan.stored
+        position = first
+        while True:
+            if not placed and (
+                position == len(self.queue) or self.keys[position] > entry.queue_key()
+            ):
+                item, placed = entry, True
+            elif position < len(self.queue):
+                item = self.queue[position]
+                position += 1
+                if item is again:
+                    continue
+            else:
+                break
+            begin = max(self.prefix[item.issue + 1], link_free)
+            link_free = begin + item.store_s
             done = bisect_left(self.prefix, link_free - 1e-12)
-            starts[index] = max(starts[index], done)
-        for entry, start in zip(taken, starts, strict=True):
-            size = entry.plan.info.bytes
-            for low, high in [(start, entry.spans[0][1]), *entry.spans[1:]]:
-                if low < high:
-                    change[low] -= size
-                    change[high] += size
-        return self.timeline + np.cumsum(change)[:-1], starts
+            queue.append(item)
+            ends.append(link_free)
+            if item is entry:
+                start = max(start, done)
+                continue
+            moved = max(item.spans[0][0], done)
+            if moved != item.start:
+                starts.append((item, moved))
+            past_removed = removed is None or position - 1 > removed
+            if placed and past_removed and link_free == item.store_end_s:
+                break  # the rest of the queue runs as before
+        resumed = position
+        change = np.zeros(self.ops + 1, dtype=np.int64)
+        _shift(change, entry, start, -entry.plan.info.bytes)
+        if again is not None:
+            _shift(change, again, again.start, again.plan.info.bytes)
+        for item, moved in starts:
+            _shift(change, item, item.start, item.plan.info.bytes)
+            _shift(change, item, moved, -item.plan.info.bytes)
+        memory = self.memory + np.cumsum(change)[:-1]
+        return _Change(memory, start, first, resumed, queue, ends, starts)
+
+    def commit(self, entry: _Taken, again: _Taken | None, change: _Change) -> None:
+        """Take `entry` (in place of `again`) as `change` tried it."""
+        if again is not None:
+            self.taken = [t for t in self.taken if t is not again]
+            self.by_value[id(again.plan.info)].remove(again)
+        self.taken.append(entry)
+        self.by_value.setdefault(id(entry.plan.info), []).append(entry)
+        entry.start = change.start
+        for item, moved in change.starts:
+            item.start = moved
+        for item, end in zip(change.queue, change.ends, strict=True):
+            item.store_end_s = end
+        low, high = change.first, change.resumed
+        self.queue[low:high] = change.queue
+        self.ends[low:high] = change.ends
+        self.keys[low:high] = [item.queue_key() for item in change.queue]
+        self.memory = change.memory
+        self.counter += 1
+        self.excess_bytes = self.excess(self.memory)
 
     def excess(self, memory: np.ndarray) -> int:
         """Bytes over the target, summed over the ops."""
@@ -130,32 +230,37 @@ class _Selection:
         return _Taken(plan, store, issue, [(gap.after + 1, end)], [end]), link
 
     def take(
-        self, plan: ValuePlan, op: int, timing: Timing, again: int | None = None
+        self, plan: ValuePlan, op: int, timing: Timing, again: _Taken | None = None
     ) -> bool:
         """
         Take `plan` if it is out of HBM at `op` and lowers the bytes over the
         target summed over the ops (its store delays those queued after it).
-        `again`: the index of its own entry, taken before, whose fetch is
-        issued later instead.
+        `again`: its own entry, taken before, whose fetch is issued later
+        instead.
         """
         made = self.entry(plan, op, timing)
         if made is None:
             return False
         entry, link = made
-        trial = [*self.taken, entry]
         if again is not None:
-            entry.spans[0] = (self.taken[again].spans[0][0], entry.spans[0][1])
-            trial = [*self.taken[:again], *self.taken[again + 1 :], entry]
-        memory, starts = self.memory_with(trial)
-        spans = [(starts[-1], entry.spans[0][1]), *entry.spans[1:]]
-        if not any(low <= op < high for low, high in spans):
+            entry.spans[0] = (again.spans[0][0], entry.spans[0][1])
+        change = self.tried(entry, again)
+        if not any(low <= op < high for low, high in entry.segments(change.start)):
             return False
-        if memory[op] >= self.memory[op] or self.excess(memory) >= self.excess(
-            self.memory
-        ):
+        memory = change.memory
+        if memory[op] >= self.memory[op] or self.excess(memory) >= self.excess_bytes:
             return False  # its store holds back others' more than it frees
-        self.taken, self.memory, self.fetch_link = trial, memory, link
+        self.commit(entry, again, change)
+        self.fetch_link = link
         return True
+
+
+def _shift(change: np.ndarray, entry: _Taken, start: int, size: int) -> None:
+    """Add `size` bytes to `change` (a difference array) over `entry`'s spans out from `start`."""
+    for low, high in entry.segments(start):
+        if low < high:
+            change[low] += size
+            change[high] -= size
 
 
 def select_by_next_use(
@@ -176,6 +281,7 @@ def select_by_next_use(
     selection = _Selection(timeline, prefix, target)
     order = sorted(range(len(candidates)), key=lambda i: _out(candidates[i], ops)[0])
     waiting: list[tuple[int, bool, int, int]] = []  # -next use, stores, -bytes, index
+    sleeping: list[tuple[int, tuple[int, bool, int, int]]] = []  # (until op, entry)
     position = 0
     for op in range(ops):
         if selection.memory[op] <= target:
@@ -185,27 +291,28 @@ def select_by_next_use(
             key = (-_next_use(plan, op, ops), plan.stored, -plan.info.bytes)
             heapq.heappush(waiting, (*key, order[position]))
             position += 1
+        while sleeping and sleeping[0][0] <= op:
+            heapq.heappush(waiting, heapq.heappop(sleeping)[1])
         skipped: list[tuple[int, bool, int, int]] = []
         while selection.memory[op] > target and waiting:
             entry = heapq.heappop(waiting)
             plan = candidates[entry[-1]]
             if _next_use(plan, op, ops) <= op:
                 continue  # read again by now
-            mine = [
-                (i, t.plan)
-                for i, t in enumerate(selection.taken)
-                if t.plan.info is plan.info
-            ]
-            again = next((i for i, other in mine if other is plan), None)
-            if any(
-                other is not plan and _overlap(plan, other, ops) for _, other in mine
-            ):
+            mine = selection.by_value.get(id(plan.info), [])
+            again = next((t for t in mine if t.plan is plan), None)
+            if any(t.plan is not plan and _overlap(plan, t.plan, ops) for t in mine):
                 continue  # out of HBM over another gap that overlaps
             if again is not None and (plan.initially_out or not plan.gaps):
                 continue  # taken whole already
+            if not plan.initially_out and plan.gaps and plan.gaps[0].before <= op:
+                continue  # its gap is over: it cannot be taken at any later op
+            if again is not None and again.spans[0][1] > op:
+                # out of HBM here already, until then (only its own plan,
+                # taken again, changes that)
+                heapq.heappush(sleeping, (again.spans[0][1], entry))
+                continue
             skipped.append(entry)  # considered again at later ops
-            if again is not None and selection.taken[again].spans[0][1] > op:
-                continue  # out of HBM here already
             selection.take(plan, op, timing, again)
         for entry in skipped:
             heapq.heappush(waiting, entry)
