@@ -81,9 +81,8 @@ def _next_use(plan: ValuePlan, op: int, ops: int) -> int:
 
 @dataclass
 class _Change:
-    """A candidate taken, tried: what the queue and HBM would be with it."""
+    """A candidate taken, tried: what the store queue and HBM would be with it."""
 
-    memory: np.ndarray
     start: int
     """Where the candidate is out of HBM from."""
     first: int
@@ -94,6 +93,26 @@ class _Change:
     ends: list[float]
     starts: list[tuple[_Taken, int]]
     """The taken ones whose store now ends at another op, and that op."""
+    low: int = 0
+    """The first op whose bytes live change."""
+    memory: np.ndarray | None = None
+    """Bytes live at each op from `low` on, where they change (None: nowhere)."""
+    excess_bytes: int = 0
+    """`_Selection.excess` with the candidate taken."""
+
+    def memory_at(self, memory: np.ndarray, op: int) -> int:
+        """Bytes live at `op` with the candidate taken (`memory`: without)."""
+        if self.memory is not None and self.low <= op < self.low + self.memory.size:
+            return int(self.memory[op - self.low])
+        return int(memory[op])
+
+
+@dataclass
+class _LinkEdit:
+    """To-device link time a candidate's fetches take: `free` replaces the ops from `low`."""
+
+    low: int
+    free: np.ndarray
 
 
 class _Selection:
@@ -101,7 +120,8 @@ class _Selection:
     The candidates taken so far, their stores one queue, first in first
     out. A candidate tried changes the queue only from where its store (or
     the one it replaces) joins it, and only until a store ends when it
-    ended before: that stretch is walked again, nothing else.
+    ended before; the bytes live and the link time only over the ops they
+    change: nothing else is computed again.
     """
 
     def __init__(self, timeline: Sequence[int], prefix: Sequence[float], target: int):
@@ -109,7 +129,8 @@ class _Selection:
         self.prefix = prefix
         self.target = target
         self.ops = len(timeline)
-        self.taken: list[_Taken] = []
+        self.taken: dict[int, _Taken] = {}
+        """The entries taken, in the order taken (by identity)."""
         self.by_value: dict[int, list[_Taken]] = {}
         """The taken ones of each value (by the identity of its info)."""
         self.queue: list[_Taken] = []
@@ -125,10 +146,10 @@ class _Selection:
         self.fetch_link = np.diff(np.asarray(prefix, dtype=np.float64))
         """To-device link time left at each op."""
 
-    def tried(self, entry: _Taken, again: _Taken | None) -> _Change:
-        """HBM and the store queue with `entry` taken, in place of `again` if given."""
+    def queued(self, entry: _Taken, again: _Taken | None) -> _Change:
+        """The store queue with `entry` taken, in place of `again` if given."""
         entry.order = self.counter
-        first = resumed = len(self.queue)
+        first = len(self.queue)
         if entry.plan.stored:
             first = bisect_right(self.keys, entry.queue_key())
         removed = None
@@ -168,23 +189,42 @@ class _Selection:
             past_removed = removed is None or position - 1 > removed
             if placed and past_removed and link_free == item.store_end_s:
                 break  # the rest of the queue runs as before
-        resumed = position
-        change = np.zeros(self.ops + 1, dtype=np.int64)
-        _shift(change, entry, start, -entry.plan.info.bytes)
+        return _Change(start, first, position, queue, ends, starts)
+
+    def priced(self, change: _Change, entry: _Taken, again: _Taken | None) -> None:
+        """`change`'s bytes live and their excess, over the ops they change."""
+        shifts = [(entry, change.start, -entry.plan.info.bytes)]
         if again is not None:
-            _shift(change, again, again.start, again.plan.info.bytes)
-        for item, moved in starts:
-            _shift(change, item, item.start, item.plan.info.bytes)
-            _shift(change, item, moved, -item.plan.info.bytes)
-        memory = self.memory + np.cumsum(change)[:-1]
-        return _Change(memory, start, first, resumed, queue, ends, starts)
+            shifts.append((again, again.start, again.plan.info.bytes))
+        for item, moved in change.starts:
+            shifts.append((item, item.start, item.plan.info.bytes))
+            shifts.append((item, moved, -item.plan.info.bytes))
+        spans = [
+            (low, high, size)
+            for item, start, size in shifts
+            for low, high in item.segments(start)
+            if low < high
+        ]
+        change.excess_bytes = self.excess_bytes
+        if not spans:
+            return
+        first = min(low for low, _, _ in spans)
+        last = max(high for _, high, _ in spans)
+        steps = np.zeros(last - first + 1, dtype=np.int64)
+        for low, high, size in spans:
+            steps[low - first] += size
+            steps[high - first] -= size
+        before = self.memory[first:last]
+        after = before + np.cumsum(steps)[:-1]
+        change.low, change.memory = first, after
+        change.excess_bytes += self.excess(after) - self.excess(before)
 
     def commit(self, entry: _Taken, again: _Taken | None, change: _Change) -> None:
         """Take `entry` (in place of `again`) as `change` tried it."""
         if again is not None:
-            self.taken = [t for t in self.taken if t is not again]
+            del self.taken[id(again)]
             self.by_value[id(again.plan.info)].remove(again)
-        self.taken.append(entry)
+        self.taken[id(entry)] = entry
         self.by_value.setdefault(id(entry.plan.info), []).append(entry)
         entry.start = change.start
         for item, moved in change.starts:
@@ -195,9 +235,10 @@ class _Selection:
         self.queue[low:high] = change.queue
         self.ends[low:high] = change.ends
         self.keys[low:high] = [item.queue_key() for item in change.queue]
-        self.memory = change.memory
+        if change.memory is not None:
+            self.memory[change.low : change.low + change.memory.size] = change.memory
+        self.excess_bytes = change.excess_bytes
         self.counter += 1
-        self.excess_bytes = self.excess(self.memory)
 
     def excess(self, memory: np.ndarray) -> int:
         """Bytes over the target, summed over the ops."""
@@ -205,29 +246,42 @@ class _Selection:
 
     def entry(
         self, plan: ValuePlan, op: int, timing: Timing
-    ) -> tuple[_Taken, np.ndarray] | None:
-        """`plan` out of HBM at `op` (its fetches as late as they hide), or None."""
+    ) -> tuple[_Taken, _LinkEdit | None] | None:
+        """
+        `plan` out of HBM at `op` (its fetches as late as they hide, in the
+        link time they would take), or None.
+        """
         store, fetch = timing(plan)
-        link = self.fetch_link.copy()
         if plan.initially_out:  # in its tier: out until each cluster's fetch
+            lows = [max(g.after + 1, 0) for g in plan.gaps]
+            edit = self._edit(
+                min(lows, default=0), max((g.before for g in plan.gaps), default=0)
+            )
             issues = [
-                issue_just_in_time(link, max(g.after + 1, 0), g.before, fetch)
-                for g in plan.gaps
+                edit.low
+                + issue_just_in_time(
+                    edit.free, low - edit.low, g.before - edit.low, fetch
+                )
+                for low, g in zip(lows, plan.gaps, strict=True)
             ]
-            spans = [
-                (max(g.after + 1, 0), i) for g, i in zip(plan.gaps, issues, strict=True)
-            ]
+            spans = list(zip(lows, issues, strict=True))
             spans.append((plan.info.last_use + 1, self.ops))
-            return _Taken(plan, 0.0, -1, spans, issues), link
+            return _Taken(plan, 0.0, -1, spans, issues), edit
         issue = max(plan.info.producer, -1)
         if not plan.gaps:  # retired after its last use
             last = plan.info.last_use_before(self.ops - 1)
-            return _Taken(plan, store, issue, [(last + 1, self.ops)], []), link
+            return _Taken(plan, store, issue, [(last + 1, self.ops)], []), None
         gap = plan.gaps[0]
         if gap.before <= op:
             return None
-        end = issue_just_in_time(link, max(gap.after + 1, op + 1), gap.before, fetch)
-        return _Taken(plan, store, issue, [(gap.after + 1, end)], [end]), link
+        low = max(gap.after + 1, op + 1)
+        edit = self._edit(low, gap.before)
+        end = low + issue_just_in_time(edit.free, 0, gap.before - low, fetch)
+        return _Taken(plan, store, issue, [(gap.after + 1, end)], [end]), edit
+
+    def _edit(self, low: int, high: int) -> _LinkEdit:
+        """The link time left over ops [low, high), to take from."""
+        return _LinkEdit(low, self.fetch_link[low : max(low, high)].copy())
 
     def take(
         self, plan: ValuePlan, op: int, timing: Timing, again: _Taken | None = None
@@ -241,26 +295,22 @@ class _Selection:
         made = self.entry(plan, op, timing)
         if made is None:
             return False
-        entry, link = made
+        entry, edit = made
         if again is not None:
             entry.spans[0] = (again.spans[0][0], entry.spans[0][1])
-        change = self.tried(entry, again)
+        change = self.queued(entry, again)
         if not any(low <= op < high for low, high in entry.segments(change.start)):
             return False
-        memory = change.memory
-        if memory[op] >= self.memory[op] or self.excess(memory) >= self.excess_bytes:
+        self.priced(change, entry, again)
+        if (
+            change.memory_at(self.memory, op) >= self.memory[op]
+            or change.excess_bytes >= self.excess_bytes
+        ):
             return False  # its store holds back others' more than it frees
         self.commit(entry, again, change)
-        self.fetch_link = link
+        if edit is not None:
+            self.fetch_link[edit.low : edit.low + edit.free.size] = edit.free
         return True
-
-
-def _shift(change: np.ndarray, entry: _Taken, start: int, size: int) -> None:
-    """Add `size` bytes to `change` (a difference array) over `entry`'s spans out from `start`."""
-    for low, high in entry.segments(start):
-        if low < high:
-            change[low] += size
-            change[high] -= size
 
 
 def select_by_next_use(
@@ -318,5 +368,5 @@ def select_by_next_use(
             heapq.heappush(waiting, entry)
     return [
         replace(t.plan, fetch_ops=t.fetch_ops) if t.plan.gaps else t.plan
-        for t in selection.taken
+        for t in selection.taken.values()
     ]
