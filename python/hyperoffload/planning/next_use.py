@@ -199,21 +199,20 @@ class _Selection:
         for item, moved in change.starts:
             shifts.append((item, item.start, item.plan.info.bytes))
             shifts.append((item, moved, -item.plan.info.bytes))
-        spans = [
-            (low, high, size)
-            for item, start, size in shifts
-            for low, high in item.segments(start)
-            if low < high
-        ]
+        points: dict[int, int] = {}  # the change in bytes live from each op on
+        for item, start, size in shifts:
+            for low, high in item.segments(start):
+                if low < high:
+                    points[low] = points.get(low, 0) + size
+                    points[high] = points.get(high, 0) - size
+        points = {op: size for op, size in points.items() if size}
         change.excess_bytes = self.excess_bytes
-        if not spans:
+        if not points:
             return
-        first = min(low for low, _, _ in spans)
-        last = max(high for _, high, _ in spans)
+        first, last = min(points), max(points)
         steps = np.zeros(last - first + 1, dtype=np.int64)
-        for low, high, size in spans:
-            steps[low - first] += size
-            steps[high - first] -= size
+        for op, size in points.items():
+            steps[op - first] = size
         before = self.memory[first:last]
         after = before + np.cumsum(steps)[:-1]
         change.low, change.memory = first, after
