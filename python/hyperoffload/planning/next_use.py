@@ -10,7 +10,8 @@ the op its fetch is issued before, as late as the fetch still hides behind
 the compute before the use (`fetch_ops`). Unlike the runtime, the plan
 releases a value right after the use before its gap and stores it as soon as
 it is made (the compute stream does not wait), and what it writes is the
-program simulated.
+program simulated. A value taken again at a later op (its fetch issued later)
+keeps its store, and the link time its earlier fetch took is given back.
 
 ```python
 taken = select_by_next_use(candidates, graph.timeline, graph.prefix, target, timing)
@@ -35,6 +36,14 @@ Timing = Callable[[ValuePlan], tuple[float, float]]
 
 
 @dataclass
+class _LinkEdit:
+    """To-device link time from the op `low` on: what is left, or what a fetch took."""
+
+    low: int
+    free: np.ndarray
+
+
+@dataclass
 class _Taken:
     plan: ValuePlan
     store_s: float
@@ -50,6 +59,8 @@ class _Taken:
     """When it was taken: of two stores queued after one op, the earlier goes first."""
     store_end_s: float = 0.0
     """When its store ends on the link (a stored one, once taken)."""
+    fetched: _LinkEdit | None = None
+    """The link time its fetches took, from the op `low` on (None: none)."""
 
     def queue_key(self) -> tuple[int, int]:
         return self.issue, self.order
@@ -107,14 +118,6 @@ class _Change:
         return int(memory[op])
 
 
-@dataclass
-class _LinkEdit:
-    """To-device link time a candidate's fetches take: `free` replaces the ops from `low`."""
-
-    low: int
-    free: np.ndarray
-
-
 class _Selection:
     """
     The candidates taken so far, their stores one queue, first in first
@@ -147,15 +150,17 @@ class _Selection:
         """To-device link time left at each op."""
 
     def queued(self, entry: _Taken, again: _Taken | None) -> _Change:
-        """The store queue with `entry` taken, in place of `again` if given."""
+        """
+        The store queue with `entry` taken, in place of `again` if given
+        (the same store: it keeps its place and its end).
+        """
+        if again is not None:
+            entry.order, entry.store_end_s = again.order, again.store_end_s
+            return _Change(again.start, 0, 0, [], [], [])
         entry.order = self.counter
         first = len(self.queue)
         if entry.plan.stored:
             first = bisect_right(self.keys, entry.queue_key())
-        removed = None
-        if again is not None and again.plan.stored:
-            removed = bisect_left(self.keys, again.queue_key())
-            first = min(first, removed)
         link_free = self.ends[first - 1] if first else 0.0
         queue: list[_Taken] = []
         ends: list[float] = []
@@ -171,8 +176,6 @@ class _Selection:
             elif position < len(self.queue):
                 item = self.queue[position]
                 position += 1
-                if item is again:
-                    continue
             else:
                 break
             begin = max(self.prefix[item.issue + 1], link_free)
@@ -186,8 +189,7 @@ class _Selection:
             moved = max(item.spans[0][0], done)
             if moved != item.start:
                 starts.append((item, moved))
-            past_removed = removed is None or position - 1 > removed
-            if placed and past_removed and link_free == item.store_end_s:
+            if placed and link_free == item.store_end_s:
                 break  # the rest of the queue runs as before
         return _Change(start, first, position, queue, ends, starts)
 
@@ -223,6 +225,8 @@ class _Selection:
         if again is not None:
             del self.taken[id(again)]
             self.by_value[id(again.plan.info)].remove(again)
+            if again.plan.stored:
+                self.queue[bisect_left(self.keys, again.queue_key())] = entry
         self.taken[id(entry)] = entry
         self.by_value.setdefault(id(entry.plan.info), []).append(entry)
         entry.start = change.start
@@ -244,11 +248,12 @@ class _Selection:
         return int(np.maximum(memory - self.target, 0).sum())
 
     def entry(
-        self, plan: ValuePlan, op: int, timing: Timing
+        self, plan: ValuePlan, op: int, timing: Timing, again: _Taken | None = None
     ) -> tuple[_Taken, _LinkEdit | None] | None:
         """
         `plan` out of HBM at `op` (its fetches as late as they hide, in the
-        link time they would take), or None.
+        link time left, with what `again`'s fetch took given back), and the
+        link time left after them; or None.
         """
         store, fetch = timing(plan)
         if plan.initially_out:  # in its tier: out until each cluster's fetch
@@ -275,8 +280,14 @@ class _Selection:
             return None
         low = max(gap.after + 1, op + 1)
         edit = self._edit(low, gap.before)
+        if again is not None and again.fetched is not None:
+            given = again.fetched
+            edit.free += given.free[low - given.low :][: edit.free.size]
+        left = edit.free.copy()
         end = low + issue_just_in_time(edit.free, 0, gap.before - low, fetch)
-        return _Taken(plan, store, issue, [(gap.after + 1, end)], [end]), edit
+        taken = _Taken(plan, store, issue, [(gap.after + 1, end)], [end])
+        taken.fetched = _LinkEdit(low, left - edit.free)
+        return taken, edit
 
     def _edit(self, low: int, high: int) -> _LinkEdit:
         """The link time left over ops [low, high), to take from."""
@@ -291,7 +302,7 @@ class _Selection:
         `again`: its own entry, taken before, whose fetch is issued later
         instead.
         """
-        made = self.entry(plan, op, timing)
+        made = self.entry(plan, op, timing, again)
         if made is None:
             return False
         entry, edit = made
@@ -307,6 +318,9 @@ class _Selection:
         ):
             return False  # its store holds back others' more than it frees
         self.commit(entry, again, change)
+        given = None if again is None else again.fetched
+        if given is not None:
+            self.fetch_link[given.low : given.low + given.free.size] += given.free
         if edit is not None:
             self.fetch_link[edit.low : edit.low + edit.free.size] = edit.free
         return True
