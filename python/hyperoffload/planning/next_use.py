@@ -44,7 +44,7 @@ class _LinkEdit:
 
 
 @dataclass
-class _Taken:
+class Taken:
     plan: ValuePlan
     store_s: float
     issue: int
@@ -100,16 +100,16 @@ class _Change:
     """The queue's position from which `queue` replaces the one taken."""
     resumed: int
     """The queue's position taken up after `queue` (the rest runs as before)."""
-    queue: list[_Taken]
+    queue: list[Taken]
     ends: list[float]
-    starts: list[tuple[_Taken, int]]
+    starts: list[tuple[Taken, int]]
     """The taken ones whose store now ends at another op, and that op."""
     low: int = 0
     """The first op whose bytes live change."""
     memory: np.ndarray | None = None
     """Bytes live at each op from `low` on, where they change (None: nowhere)."""
     excess_bytes: int = 0
-    """`_Selection.excess` with the candidate taken."""
+    """`Selection.excess` with the candidate taken."""
 
     def memory_at(self, memory: np.ndarray, op: int) -> int:
         """Bytes live at `op` with the candidate taken (`memory`: without)."""
@@ -118,7 +118,7 @@ class _Change:
         return int(memory[op])
 
 
-class _Selection:
+class Selection:
     """
     The candidates taken so far, their stores one queue, first in first
     out. A candidate tried changes the queue only from where its store (or
@@ -132,24 +132,24 @@ class _Selection:
         self.prefix = prefix
         self.target = target
         self.ops = len(timeline)
-        self.taken: dict[int, _Taken] = {}
+        self.taken: dict[int, Taken] = {}
         """The entries taken, in the order taken (by identity)."""
-        self.by_value: dict[int, list[_Taken]] = {}
+        self.by_value: dict[int, list[Taken]] = {}
         """The taken ones of each value (by the identity of its info)."""
-        self.queue: list[_Taken] = []
+        self.queue: list[Taken] = []
         """The stores taken, in the order the link runs them."""
         self.keys: list[tuple[int, int]] = []
         """`queue`'s entries' queue keys."""
         self.ends: list[float] = []
         """When each of `queue`'s stores ends."""
         self.counter = 0
-        """Entries taken so far: the next one's `_Taken.order`."""
+        """Entries taken so far: the next one's `Taken.order`."""
         self.memory = self.timeline.copy()
         self.excess_bytes = self.excess(self.memory)
         self.fetch_link = np.diff(np.asarray(prefix, dtype=np.float64))
         """To-device link time left at each op."""
 
-    def queued(self, entry: _Taken, again: _Taken | None) -> _Change:
+    def queued(self, entry: Taken, again: Taken | None) -> _Change:
         """
         The store queue with `entry` taken, in place of `again` if given
         (the same store: it keeps its place and its end).
@@ -162,9 +162,9 @@ class _Selection:
         if entry.plan.stored:
             first = bisect_right(self.keys, entry.queue_key())
         link_free = self.ends[first - 1] if first else 0.0
-        queue: list[_Taken] = []
+        queue: list[Taken] = []
         ends: list[float] = []
-        starts: list[tuple[_Taken, int]] = []
+        starts: list[tuple[Taken, int]] = []
         start = entry.spans[0][0]
         placed = not entry.plan.stored
         position = first
@@ -193,7 +193,7 @@ class _Selection:
                 break  # the rest of the queue runs as before
         return _Change(start, first, position, queue, ends, starts)
 
-    def priced(self, change: _Change, entry: _Taken, again: _Taken | None) -> None:
+    def priced(self, change: _Change, entry: Taken, again: Taken | None) -> None:
         """`change`'s bytes live and their excess, over the ops they change."""
         shifts = [(entry, change.start, -entry.plan.info.bytes)]
         if again is not None:
@@ -220,7 +220,7 @@ class _Selection:
         change.low, change.memory = first, after
         change.excess_bytes += self.excess(after) - self.excess(before)
 
-    def commit(self, entry: _Taken, again: _Taken | None, change: _Change) -> None:
+    def commit(self, entry: Taken, again: Taken | None, change: _Change) -> None:
         """Take `entry` (in place of `again`) as `change` tried it."""
         if again is not None:
             del self.taken[id(again)]
@@ -248,8 +248,8 @@ class _Selection:
         return int(np.maximum(memory - self.target, 0).sum())
 
     def entry(
-        self, plan: ValuePlan, op: int, timing: Timing, again: _Taken | None = None
-    ) -> tuple[_Taken, _LinkEdit | None] | None:
+        self, plan: ValuePlan, op: int, timing: Timing, again: Taken | None = None
+    ) -> tuple[Taken, _LinkEdit | None] | None:
         """
         `plan` out of HBM at `op` (its fetches as late as they hide, in the
         link time left, with what `again`'s fetch took given back), and the
@@ -270,11 +270,11 @@ class _Selection:
             ]
             spans = list(zip(lows, issues, strict=True))
             spans.append((plan.info.last_use + 1, self.ops))
-            return _Taken(plan, 0.0, -1, spans, issues), edit
+            return Taken(plan, 0.0, -1, spans, issues), edit
         issue = max(plan.info.producer, -1)
         if not plan.gaps:  # retired after its last use
             last = plan.info.last_use_before(self.ops - 1)
-            return _Taken(plan, store, issue, [(last + 1, self.ops)], []), None
+            return Taken(plan, store, issue, [(last + 1, self.ops)], []), None
         gap = plan.gaps[0]
         if gap.before <= op:
             return None
@@ -285,7 +285,7 @@ class _Selection:
             edit.free += given.free[low - given.low :][: edit.free.size]
         left = edit.free.copy()
         end = low + issue_just_in_time(edit.free, 0, gap.before - low, fetch)
-        taken = _Taken(plan, store, issue, [(gap.after + 1, end)], [end])
+        taken = Taken(plan, store, issue, [(gap.after + 1, end)], [end])
         taken.fetched = _LinkEdit(low, left - edit.free)
         return taken, edit
 
@@ -294,7 +294,7 @@ class _Selection:
         return _LinkEdit(low, self.fetch_link[low : max(low, high)].copy())
 
     def take(
-        self, plan: ValuePlan, op: int, timing: Timing, again: _Taken | None = None
+        self, plan: ValuePlan, op: int, timing: Timing, again: Taken | None = None
     ) -> bool:
         """
         Take `plan` if it is out of HBM at `op` and lowers the bytes over the
@@ -341,7 +341,7 @@ def select_by_next_use(
     it; one plan per value.
     """
     ops = len(timeline)
-    selection = _Selection(timeline, prefix, target)
+    selection = Selection(timeline, prefix, target)
     order = sorted(range(len(candidates)), key=lambda i: _out(candidates[i], ops)[0])
     waiting: list[tuple[int, bool, int, int]] = []  # -next use, stores, -bytes, index
     sleeping: list[tuple[int, tuple[int, bool, int, int]]] = []  # (until op, entry)

@@ -1,0 +1,131 @@
+"""
+Just-in-time selection (`hyperoffload.planning.next_use`): what it takes on
+a hand-made timeline, and the bookkeeping it keeps as it goes (the bytes
+live, the store queue, the link time left), held to the same figures
+computed from scratch after every candidate taken.
+"""
+
+import random
+from bisect import bisect_left
+from functools import partial
+
+import numpy as np
+from xdsl.dialects.builtin import f32
+from xdsl.utils.test_value import create_ssa_value
+
+from hyperoffload.analysis.lifetimes import Gap, ValueInfo
+from hyperoffload.planning.next_use import Selection, Taken, select_by_next_use
+from hyperoffload.planning.value_plan import ValuePlan
+from hyperoffload.support.positions import OpIndex
+from hyperoffload.support.tiers import Tier
+
+
+def _plan(name: str, size: int, uses: list[int], stored: bool = True) -> ValuePlan:
+    """A value made at op `uses[0]`, out of HBM over the gap between its first two uses."""
+    producer, first, second = uses[0], uses[0], uses[1]
+    info = ValueInfo(
+        create_ssa_value(f32),
+        name,
+        size,
+        OpIndex(producer),
+        [OpIndex(u) for u in uses],
+        "activation",
+        Tier.HBM,
+        None,
+    )
+    gap = Gap(OpIndex(first), OpIndex(second), second - first - 1, second - first - 1.0)
+    return ValuePlan(info, [gap], stored)
+
+
+def _one_second_ops(ops: int) -> list[float]:
+    return [float(k) for k in range(ops + 1)]
+
+
+def test_a_value_stays_out_while_the_op_is_over_the_target():
+    # 10 ops of 1 s; 150 B live everywhere, target 100 B; one 100 B value
+    # made at op 0 and read at op 9: its store (1 s) ends at op 2; its fetch
+    # (2 s) hides over ops 7-8, but ops 7 and 8 are over the target too, so
+    # it is taken again there, its fetch issued later (before op 9)
+    plan = _plan("v", 100, [0, 9])
+    taken = select_by_next_use(
+        [plan], [150] * 10, _one_second_ops(10), 100, lambda _: (1.0, 2.0)
+    )
+    assert len(taken) == 1
+    assert taken[0].info is plan.info
+    assert taken[0].fetch_ops == [9]
+
+
+def test_a_fetch_that_hides_is_issued_as_late_as_it_hides():
+    # over the target only at ops 2-4: the fetch (2 s) is issued before
+    # op 7, the latest it still ends before op 9
+    plan = _plan("v", 100, [0, 9])
+    timeline = [50, 50, 150, 150, 150, 50, 50, 50, 50, 50]
+    taken = select_by_next_use(
+        [plan], timeline, _one_second_ops(10), 100, lambda _: (1.0, 2.0)
+    )
+    assert [p.fetch_ops for p in taken] == [[7]]
+
+
+def _timing_of(
+    table: dict[int, tuple[float, float]], plan: ValuePlan
+) -> tuple[float, float]:
+    return table[id(plan)]
+
+
+def _from_scratch(selection: Selection) -> tuple[np.ndarray, dict[int, int]]:
+    """The bytes live and each entry's start, its store queue run from the start."""
+    taken = list(selection.taken.values())
+    starts = {id(t): t.spans[0][0] for t in taken}
+    link_free = 0.0
+    for entry in sorted((t for t in taken if t.plan.stored), key=Taken.queue_key):
+        begin = max(selection.prefix[entry.issue + 1], link_free)
+        link_free = begin + entry.store_s
+        done = bisect_left(selection.prefix, link_free - 1e-12)
+        starts[id(entry)] = max(entry.spans[0][0], done)
+    memory = selection.timeline.copy()
+    for entry in taken:
+        for low, high in entry.segments(starts[id(entry)]):
+            memory[low:high] -= entry.plan.info.bytes
+    return memory, starts
+
+
+def test_the_bookkeeping_matches_a_run_from_scratch():
+    rng = random.Random(7)
+    for _ in range(20):
+        ops = 40
+        prefix = [0.0]
+        for _ in range(ops):
+            prefix.append(prefix[-1] + rng.choice([0.5, 1.0, 2.0]))
+        plans: list[ValuePlan] = []
+        for k in range(12):
+            made = rng.randrange(0, ops - 4)
+            used = rng.randrange(made + 3, ops)
+            plans.append(_plan(f"v{k}", rng.choice([10, 20, 40]), [made, used]))
+        timings = {
+            id(p): (rng.choice([0.5, 1.5, 3.0]), rng.choice([0.5, 2.0])) for p in plans
+        }
+        selection = Selection([300] * ops, prefix, 100)
+        link = np.diff(np.asarray(prefix))
+        for op in range(ops):
+            for plan in rng.sample(plans, 4):
+                again = next(
+                    (
+                        t
+                        for t in selection.by_value.get(id(plan.info), [])
+                        if t.plan is plan
+                    ),
+                    None,
+                )
+                if again is not None and again.spans[0][1] > op:
+                    continue
+                selection.take(plan, op, partial(_timing_of, timings), again)
+                memory, starts = _from_scratch(selection)
+                assert (selection.memory == memory).all()
+                assert all(t.start == starts[id(t)] for t in selection.taken.values())
+                fetched = link.copy()
+                for t in selection.taken.values():
+                    if t.fetched is not None:
+                        low = t.fetched.low
+                        fetched[low : low + t.fetched.free.size] -= t.fetched.free
+                assert np.allclose(selection.fetch_link, fetched)
+                assert selection.excess_bytes == selection.excess(memory)
