@@ -149,15 +149,8 @@ class Selection:
         self.fetch_link = np.diff(np.asarray(prefix, dtype=np.float64))
         """To-device link time left at each op."""
 
-    def queued(self, entry: Taken, again: Taken | None) -> _Change:
-        """
-        The store queue with `entry` taken, in place of `again` if given
-        (the same store: it keeps its place and its end).
-        """
-        if again is not None:
-            entry.order, entry.store_end_s = again.order, again.store_end_s
-            return _Change(again.start, 0, 0, [], [], [])
-        entry.order = self.counter
+    def queued(self, entry: Taken) -> _Change:
+        """The store queue with `entry` taken (its `order` set)."""
         first = len(self.queue)
         if entry.plan.stored:
             first = bisect_right(self.keys, entry.queue_key())
@@ -193,11 +186,9 @@ class Selection:
                 break  # the rest of the queue runs as before
         return _Change(start, first, position, queue, ends, starts)
 
-    def priced(self, change: _Change, entry: Taken, again: Taken | None) -> None:
+    def priced(self, change: _Change, entry: Taken) -> None:
         """`change`'s bytes live and their excess, over the ops they change."""
         shifts = [(entry, change.start, -entry.plan.info.bytes)]
-        if again is not None:
-            shifts.append((again, again.start, again.plan.info.bytes))
         for item, moved in change.starts:
             shifts.append((item, item.start, item.plan.info.bytes))
             shifts.append((item, moved, -item.plan.info.bytes))
@@ -220,13 +211,8 @@ class Selection:
         change.low, change.memory = first, after
         change.excess_bytes += self.excess(after) - self.excess(before)
 
-    def commit(self, entry: Taken, again: Taken | None, change: _Change) -> None:
-        """Take `entry` (in place of `again`) as `change` tried it."""
-        if again is not None:
-            del self.taken[id(again)]
-            self.by_value[id(again.plan.info)].remove(again)
-            if again.plan.stored:
-                self.queue[bisect_left(self.keys, again.queue_key())] = entry
+    def commit(self, entry: Taken, change: _Change) -> None:
+        """Take `entry` as `change` tried it."""
         self.taken[id(entry)] = entry
         self.by_value.setdefault(id(entry.plan.info), []).append(entry)
         entry.start = change.start
@@ -307,22 +293,62 @@ class Selection:
             return False
         entry, edit = made
         if again is not None:
-            entry.spans[0] = (again.spans[0][0], entry.spans[0][1])
-        change = self.queued(entry, again)
-        if not any(low <= op < high for low, high in entry.segments(change.start)):
-            return False
-        self.priced(change, entry, again)
-        if (
-            change.memory_at(self.memory, op) >= self.memory[op]
-            or change.excess_bytes >= self.excess_bytes
-        ):
-            return False  # its store holds back others' more than it frees
-        self.commit(entry, again, change)
+            if not self._retaken(entry, again, op):
+                return False
+        else:
+            entry.order = self.counter
+            if not any(
+                low <= op < high for low, high in entry.segments(self._start(entry))
+            ):
+                return False  # not out of HBM at `op` (its store not done)
+            change = self.queued(entry)
+            self.priced(change, entry)
+            if (
+                change.memory_at(self.memory, op) >= self.memory[op]
+                or change.excess_bytes >= self.excess_bytes
+            ):
+                return False  # its store holds back others' more than it frees
+            self.commit(entry, change)
         given = None if again is None else again.fetched
         if given is not None:
             self.fetch_link[given.low : given.low + given.free.size] += given.free
         if edit is not None:
             self.fetch_link[edit.low : edit.low + edit.free.size] = edit.free
+        return True
+
+    def _start(self, entry: Taken) -> int:
+        """Where `entry`, not taken yet, would be out of HBM from (its store queued last of its op's)."""
+        if not entry.plan.stored:
+            return entry.spans[0][0]
+        position = bisect_right(self.keys, entry.queue_key())
+        link_free = self.ends[position - 1] if position else 0.0
+        end = max(self.prefix[entry.issue + 1], link_free) + entry.store_s
+        return max(entry.spans[0][0], bisect_left(self.prefix, end - 1e-12))
+
+    def _retaken(self, entry: Taken, again: Taken, op: int) -> bool:
+        """
+        Take `entry` in place of `again`, the same value and store with its
+        fetch issued later, if it is out of HBM at `op`: it is then out
+        longer, over ops whose bytes drop by its own, `op` among them (over
+        the target, so the excess drops too).
+        """
+        if again.start > op:
+            return False
+        entry.spans[0] = (again.spans[0][0], entry.spans[0][1])
+        entry.start, entry.order = again.start, again.order
+        entry.store_end_s = again.store_end_s
+        low, high = max(again.start, again.spans[0][1]), entry.spans[0][1]
+        before = self.memory[low:high]
+        self.excess_bytes -= self.excess(before)
+        before -= entry.plan.info.bytes  # a view: the selection's bytes live
+        self.excess_bytes += self.excess(before)
+        del self.taken[id(again)]
+        self.taken[id(entry)] = entry
+        self.by_value[id(again.plan.info)].remove(again)
+        self.by_value[id(entry.plan.info)].append(entry)
+        if again.plan.stored:
+            self.queue[bisect_left(self.keys, again.queue_key())] = entry
+        self.counter += 1
         return True
 
 
@@ -342,6 +368,13 @@ def select_by_next_use(
     """
     ops = len(timeline)
     selection = Selection(timeline, prefix, target)
+    times: dict[int, tuple[float, float]] = {}
+
+    def timed(plan: ValuePlan) -> tuple[float, float]:
+        if id(plan) not in times:
+            times[id(plan)] = timing(plan)
+        return times[id(plan)]
+
     order = sorted(range(len(candidates)), key=lambda i: _out(candidates[i], ops)[0])
     waiting: list[tuple[int, bool, int, int]] = []  # -next use, stores, -bytes, index
     sleeping: list[tuple[int, tuple[int, bool, int, int]]] = []  # (until op, entry)
@@ -376,7 +409,7 @@ def select_by_next_use(
                 heapq.heappush(sleeping, (again.spans[0][1], entry))
                 continue
             skipped.append(entry)  # considered again at later ops
-            selection.take(plan, op, timing, again)
+            selection.take(plan, op, timed, again)
         for entry in skipped:
             heapq.heappush(waiting, entry)
     return [
