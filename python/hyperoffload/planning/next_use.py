@@ -97,13 +97,13 @@ class _Change:
     start: int
     """Where the candidate is out of HBM from."""
     first: int
-    """The queue's position from which `queue` replaces the one taken."""
+    """The queue's position its store joins at (the queue's length: none)."""
     resumed: int
-    """The queue's position taken up after `queue` (the rest runs as before)."""
-    queue: list[Taken]
+    """The queue's position from which the rest runs as before."""
     ends: list[float]
-    starts: list[tuple[Taken, int]]
-    """The taken ones whose store now ends at another op, and that op."""
+    """When its store and those at `first` up to `resumed` end."""
+    starts: list[tuple[int, int]]
+    """The queue's positions whose store now ends at another op, and that op."""
     low: int = 0
     """The first op whose bytes live change."""
     memory: np.ndarray | None = None
@@ -121,10 +121,11 @@ class _Change:
 class Selection:
     """
     The candidates taken so far, their stores one queue, first in first
-    out. A candidate tried changes the queue only from where its store (or
-    the one it replaces) joins it, and only until a store ends when it
-    ended before; the bytes live and the link time only over the ops they
-    change: nothing else is computed again.
+    out. A store taken changes the queue only from where it joins, and only
+    until a store ends when it ended before: that stretch is walked, once
+    per candidate while the queue stays as it is (a value taken again keeps
+    its store); the bytes live and the link time are priced only over the
+    ops they change.
     """
 
     def __init__(self, timeline: Sequence[int], prefix: Sequence[float], target: int):
@@ -144,52 +145,49 @@ class Selection:
         """When each of `queue`'s stores ends."""
         self.counter = 0
         """Entries taken so far: the next one's `Taken.order`."""
+        self.version = 0
+        """New entries taken so far (the queue changes only with those)."""
+        self.walks: dict[int, tuple[int, _Change]] = {}
+        """Each candidate's walk of the queue (by plan identity), at a `version`."""
         self.memory = self.timeline.copy()
         self.excess_bytes = self.excess(self.memory)
         self.fetch_link = np.diff(np.asarray(prefix, dtype=np.float64))
         """To-device link time left at each op."""
 
     def queued(self, entry: Taken) -> _Change:
-        """The store queue with `entry` taken (its `order` set)."""
-        first = len(self.queue)
-        if entry.plan.stored:
-            first = bisect_right(self.keys, entry.queue_key())
-        link_free = self.ends[first - 1] if first else 0.0
-        queue: list[Taken] = []
-        ends: list[float] = []
-        starts: list[tuple[Taken, int]] = []
-        start = entry.spans[0][0]
-        placed = not entry.plan.stored
+        """The store queue with `entry` taken (walked once per queue)."""
+        if not entry.plan.stored:
+            return _Change(entry.spans[0][0], len(self.queue), len(self.queue), [], [])
+        walked = self.walks.get(id(entry.plan))
+        if walked is None or walked[0] != self.version:
+            walked = (self.version, self._walk(entry))
+            self.walks[id(entry.plan)] = walked
+        return replace(walked[1])
+
+    def _walk(self, entry: Taken) -> _Change:
+        """`queued`'s change, made: the queue from where `entry`'s store joins it."""
+        first, link_free, start = self._joined(entry)
+        ends = [link_free]
+        starts: list[tuple[int, int]] = []
         position = first
-        while True:
-            if not placed and (
-                position == len(self.queue) or self.keys[position] > entry.queue_key()
-            ):
-                item, placed = entry, True
-            elif position < len(self.queue):
-                item = self.queue[position]
-                position += 1
-            else:
-                break
-            begin = max(self.prefix[item.issue + 1], link_free)
-            link_free = begin + item.store_s
+        while position < len(self.queue):
+            item = self.queue[position]
+            link_free = max(self.prefix[item.issue + 1], link_free) + item.store_s
             done = bisect_left(self.prefix, link_free - 1e-12)
-            queue.append(item)
             ends.append(link_free)
-            if item is entry:
-                start = max(start, done)
-                continue
             moved = max(item.spans[0][0], done)
             if moved != item.start:
-                starts.append((item, moved))
-            if placed and link_free == item.store_end_s:
+                starts.append((position, moved))
+            position += 1
+            if link_free == item.store_end_s:
                 break  # the rest of the queue runs as before
-        return _Change(start, first, position, queue, ends, starts)
+        return _Change(start, first, position, ends, starts)
 
     def priced(self, change: _Change, entry: Taken) -> None:
         """`change`'s bytes live and their excess, over the ops they change."""
         shifts = [(entry, change.start, -entry.plan.info.bytes)]
-        for item, moved in change.starts:
+        for position, moved in change.starts:
+            item = self.queue[position]
             shifts.append((item, item.start, item.plan.info.bytes))
             shifts.append((item, moved, -item.plan.info.bytes))
         points: dict[int, int] = {}  # the change in bytes live from each op on
@@ -216,18 +214,21 @@ class Selection:
         self.taken[id(entry)] = entry
         self.by_value.setdefault(id(entry.plan.info), []).append(entry)
         entry.start = change.start
-        for item, moved in change.starts:
-            item.start = moved
-        for item, end in zip(change.queue, change.ends, strict=True):
-            item.store_end_s = end
+        for position, moved in change.starts:
+            self.queue[position].start = moved
         low, high = change.first, change.resumed
-        self.queue[low:high] = change.queue
-        self.ends[low:high] = change.ends
-        self.keys[low:high] = [item.queue_key() for item in change.queue]
+        if entry.plan.stored:
+            stretch = [entry, *self.queue[low:high]]
+            for item, end in zip(stretch, change.ends, strict=True):
+                item.store_end_s = end
+            self.queue[low:high] = stretch
+            self.ends[low:high] = change.ends
+            self.keys[low:high] = [item.queue_key() for item in stretch]
         if change.memory is not None:
             self.memory[change.low : change.low + change.memory.size] = change.memory
         self.excess_bytes = change.excess_bytes
         self.counter += 1
+        self.version += 1
 
     def excess(self, memory: np.ndarray) -> int:
         """Bytes over the target, summed over the ops."""
@@ -320,10 +321,18 @@ class Selection:
         """Where `entry`, not taken yet, would be out of HBM from (its store queued last of its op's)."""
         if not entry.plan.stored:
             return entry.spans[0][0]
-        position = bisect_right(self.keys, entry.queue_key())
-        link_free = self.ends[position - 1] if position else 0.0
+        return self._joined(entry)[2]
+
+    def _joined(self, entry: Taken) -> tuple[int, float, int]:
+        """
+        Where `entry`'s store joins the queue, when it ends there, and where
+        `entry` is out of HBM from.
+        """
+        first = bisect_right(self.keys, entry.queue_key())
+        link_free = self.ends[first - 1] if first else 0.0
         end = max(self.prefix[entry.issue + 1], link_free) + entry.store_s
-        return max(entry.spans[0][0], bisect_left(self.prefix, end - 1e-12))
+        done = bisect_left(self.prefix, end - 1e-12)
+        return first, end, max(entry.spans[0][0], done)
 
     def _retaken(self, entry: Taken, again: Taken, op: int) -> bool:
         """
