@@ -45,6 +45,8 @@ class _LinkEdit:
 
 @dataclass
 class Taken:
+    """A candidate taken, or tried: its store and the ops it is out of HBM over."""
+
     plan: ValuePlan
     store_s: float
     issue: int
@@ -298,11 +300,9 @@ class Selection:
                 return False
         else:
             entry.order = self.counter
-            if not any(
-                low <= op < high for low, high in entry.segments(self._start(entry))
-            ):
-                return False  # not out of HBM at `op` (its store not done)
             change = self.queued(entry)
+            if not any(low <= op < high for low, high in entry.segments(change.start)):
+                return False  # not out of HBM at `op` (its store not done)
             self.priced(change, entry)
             if (
                 change.memory_at(self.memory, op) >= self.memory[op]
@@ -316,12 +316,6 @@ class Selection:
         if edit is not None:
             self.fetch_link[edit.low : edit.low + edit.free.size] = edit.free
         return True
-
-    def _start(self, entry: Taken) -> int:
-        """Where `entry`, not taken yet, would be out of HBM from (its store queued last of its op's)."""
-        if not entry.plan.stored:
-            return entry.spans[0][0]
-        return self._joined(entry)[2]
 
     def _joined(self, entry: Taken) -> tuple[int, float, int]:
         """
