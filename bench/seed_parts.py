@@ -17,7 +17,8 @@ Parts: `fixed-ours` (ours planned at the scenario's capacity), `runtimes`
 (the LP bound within LIMIT, and ours' target search within it, written into
 the IR), `twin` (`none` on
 the same step updating after the backward pass), `sweep-fixed:GBPS` (ours at
-the capacity with the remote link at GBPS). The peers' searches within a
+the capacity with the remote link at GBPS; at the preset's own bandwidth,
+`fixed-ours` stands for it where no part ran it). The peers' searches within a
 limit are not parts: a result merged from parts says `peers_searched:
 false`, and the claims table says so. `--merge` combines the part files
 (each part's wall time under `ran`) into one scenario of
@@ -110,10 +111,23 @@ def run_parts(scenario: SeedTraining, parts: list[str], out: Path) -> None:
 
 
 def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """One scenario's result from its part files (the first's figures of the step)."""
+    """
+    One scenario's result from its part files (the first's figures of the
+    step). The sweep's point at the preset's own bandwidth, where no part
+    ran it, is `fixed-ours` (the same plan on the same hardware), marked so.
+    """
     whole = dict(parts[0])
     limits: list[dict[str, Any]] = [e for p in parts for e in p["limits"]]
     sweep: list[dict[str, Any]] = [e for p in parts for e in p["sweep"]]
+    ours = next(
+        (p["fixed"]["hyperoffload"] for p in parts if "hyperoffload" in p["fixed"]),
+        None,
+    )
+    preset = whole["remote_gb_per_s"]
+    if sweep and ours is not None and all(e["gb_per_s"] != preset for e in sweep):
+        sweep.append(
+            {"gb_per_s": preset, "fixed": ours, "peak": {}, "from": "fixed-ours"}
+        )
     whole["limits"] = sorted(limits, key=lambda e: e["limit"])
     whole["sweep"] = sorted(sweep, key=lambda e: e["gb_per_s"])
     whole["ran"] = [e for p in parts for e in p["ran"]]

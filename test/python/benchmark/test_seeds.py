@@ -398,3 +398,31 @@ def test_parts_combine_into_one_result() -> None:
     assert whole["wall_s"] == 90.0
     with pytest.raises(SystemExit, match="different programs"):
         combine([peak, fixed | {"command": "other"}])
+
+
+def test_the_sweep_point_at_the_preset_is_fixed_ours_where_not_run() -> None:
+    """A sweep run in parts: the preset's own bandwidth is ours in the fixed HBM, marked so."""
+    from seed_parts import combine
+
+    base: dict[str, Any] = {**_result(), "command": "c", "parse_s": 0.0, "limits": []}
+    preset = base["remote_gb_per_s"]
+    ours = {"fits": True, "makespan_s": 6.0}
+    fixed: dict[str, Any] = base | {
+        "fixed": {"hyperoffload": ours},
+        "sweep": [],
+        "ran": [{"part": "fixed-ours", "wall_s": 1.0}],
+    }
+    faster: dict[str, Any] = base | {
+        "fixed": {},
+        "sweep": [{"gb_per_s": 70.0, "fixed": {"fits": True}, "peak": {}}],
+        "ran": [{"part": "sweep-fixed:70", "wall_s": 1.0}],
+    }
+    points = {p["gb_per_s"]: p for p in combine([fixed, faster])["sweep"]}
+    assert sorted(points) == sorted([preset, 70.0])
+    assert points[preset]["fixed"] is ours
+    assert points[preset]["from"] == "fixed-ours"
+    # run as a part of its own, the point is that part's
+    ran = faster | {"sweep": [{"gb_per_s": preset, "fixed": {}, "peak": {}}]}
+    assert "from" not in combine([fixed, ran])["sweep"][0]
+    # no sweep run at all: none made up
+    assert combine([fixed])["sweep"] == []
