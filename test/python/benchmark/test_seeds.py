@@ -422,7 +422,9 @@ def test_the_sweep_point_at_the_preset_is_fixed_ours_where_not_run() -> None:
     assert points[preset]["fixed"] is ours
     assert points[preset]["from"] == "fixed-ours"
     # run as a part of its own, the point is that part's
-    ran = faster | {"sweep": [{"gb_per_s": preset, "fixed": {}, "peak": {}}]}
+    ran: dict[str, Any] = faster | {
+        "sweep": [{"gb_per_s": preset, "fixed": {}, "peak": {}}]
+    }
     assert "from" not in combine([fixed, ran])["sweep"][0]
     # no sweep run at all: none made up
     assert combine([fixed])["sweep"] == []
