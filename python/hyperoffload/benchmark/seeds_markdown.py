@@ -183,6 +183,8 @@ def seed_section(scenario: dict[str, Any]) -> list[str]:
                 + ("" if fixed["fits"] else ", does not fit")
             )
             peak = _vs(point["peak"]) if point.get("peak") else "not run"
+            if point.get("from"):
+                ran += f" (the `{point['from']}` run)"
             lines.append(
                 f"| {point['gb_per_s']:g} | {peak} | {ran} | {speed} "
                 f"| {format_seconds(fixed_bound_s(scenario, point['gb_per_s']))} |"
