@@ -559,6 +559,11 @@ LLAMA_BEGIN = "<!-- seed-note-llama:begin -->"
 LLAMA_END = "<!-- seed-note-llama:end -->"
 
 
+def _wall(seconds: float) -> str:
+    """A run's wall time: minutes, or seconds under one."""
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
 def llama_note(s: dict[str, Any] | None) -> str:
     """What ran of the LLaMA-8B step: its program, its measured step, its parts."""
     if s is None:
@@ -570,7 +575,7 @@ def llama_note(s: dict[str, Any] | None) -> str:
         ""
         if ran is None
         else "; then in parts, one process each (`bench/seed_parts.py`): "
-        + ", ".join(f"`{r['part']}` {r['wall_s'] / 60:.0f} min" for r in ran)
+        + ", ".join(f"`{r['part']}` {_wall(r['wall_s'])}" for r in ran)
     )
     peers = (
         ""
@@ -586,7 +591,7 @@ def llama_note(s: dict[str, Any] | None) -> str:
         f"against the seeds' 5,200 ms), peak {format_bytes(none['peak_hbm_bytes'])}; "
         f"its {s['flops'] / 1e12:,.1f} TFLOP take {_secs(compute)} at the bf16 "
         f"peak; its optimizer states are {format_bytes(s['state_bytes'])}. Parsed "
-        f"in {s['parse_s'] / 60:.0f} min{how}.{peers}\n"
+        f"in {_wall(s['parse_s'])}{how}.{peers}\n"
     )
 
 

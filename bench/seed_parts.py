@@ -113,12 +113,16 @@ def run_parts(scenario: SeedTraining, parts: list[str], out: Path) -> None:
 def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """
     One scenario's result from its part files (the first's figures of the
-    step). The sweep's point at the preset's own bandwidth, where no part
-    ran it, is `fixed-ours` (the same plan on the same hardware), marked so.
+    step). A sweep point run by two parts is the first's; the point at the
+    preset's own bandwidth, where no part ran it, is `fixed-ours` (the same
+    plan on the same hardware), marked so.
     """
     whole = dict(parts[0])
     limits: list[dict[str, Any]] = [e for p in parts for e in p["limits"]]
-    sweep: list[dict[str, Any]] = [e for p in parts for e in p["sweep"]]
+    sweep: list[dict[str, Any]] = []
+    for point in (e for p in parts for e in p["sweep"]):  # one point a bandwidth
+        if all(e["gb_per_s"] != point["gb_per_s"] for e in sweep):
+            sweep.append(point)
     ours = next(
         (p["fixed"]["hyperoffload"] for p in parts if "hyperoffload" in p["fixed"]),
         None,

@@ -428,3 +428,6 @@ def test_the_sweep_point_at_the_preset_is_fixed_ours_where_not_run() -> None:
     assert "from" not in combine([fixed, ran])["sweep"][0]
     # no sweep run at all: none made up
     assert combine([fixed])["sweep"] == []
+    # a point run by two parts: one point
+    twice = combine([fixed, faster, faster])["sweep"]
+    assert [p["gb_per_s"] for p in twice] == sorted([preset, 70.0])
