@@ -331,20 +331,24 @@ class Selection:
     def _retaken(self, entry: Taken, again: Taken, op: int) -> bool:
         """
         Take `entry` in place of `again`, the same value and store with its
-        fetch issued later, if it is out of HBM at `op`: it is then out
-        longer, over ops whose bytes drop by its own, `op` among them (over
-        the target, so the excess drops too).
+        fetch issued later, if it is out of HBM at `op` and that lowers the
+        bytes over the target: it is then out longer, over ops whose bytes
+        drop by its own, `op` among them (so where `op` is over the target,
+        it is taken).
         """
         if again.start > op:
+            return False
+        low, high = max(again.start, again.spans[0][1]), entry.spans[0][1]
+        before = self.memory[low:high]
+        after = before - entry.plan.info.bytes
+        lower = self.excess(after) - self.excess(before)
+        if lower >= 0:
             return False
         entry.spans[0] = (again.spans[0][0], entry.spans[0][1])
         entry.start, entry.order = again.start, again.order
         entry.store_end_s = again.store_end_s
-        low, high = max(again.start, again.spans[0][1]), entry.spans[0][1]
-        before = self.memory[low:high]
-        self.excess_bytes -= self.excess(before)
-        before -= entry.plan.info.bytes  # a view: the selection's bytes live
-        self.excess_bytes += self.excess(before)
+        before[:] = after  # a view: the selection's bytes live
+        self.excess_bytes += lower
         del self.taken[id(again)]
         self.taken[id(entry)] = entry
         self.by_value[id(again.plan.info)].remove(again)
