@@ -145,10 +145,9 @@ class Selection:
         """`queue`'s entries' queue keys."""
         self.ends: list[float] = []
         """When each of `queue`'s stores ends."""
-        self.counter = 0
-        """Entries taken so far: the next one's `Taken.order`."""
         self.version = 0
-        """New entries taken so far (the queue changes only with those)."""
+        """New entries taken so far (the queue changes only with those): the
+        next one's `Taken.order`."""
         self.walks: dict[int, tuple[int, _Change]] = {}
         """Each candidate's walk of the queue (by plan identity), at a `version`."""
         self.memory = self.timeline.copy()
@@ -229,7 +228,6 @@ class Selection:
         if change.memory is not None:
             self.memory[change.low : change.low + change.memory.size] = change.memory
         self.excess_bytes = change.excess_bytes
-        self.counter += 1
         self.version += 1
 
     def excess(self, memory: np.ndarray) -> int:
@@ -299,7 +297,7 @@ class Selection:
             if not self._retaken(entry, again, op):
                 return False
         else:
-            entry.order = self.counter
+            entry.order = self.version
             change = self.queued(entry)
             if not any(low <= op < high for low, high in entry.segments(change.start)):
                 return False  # not out of HBM at `op` (its store not done)
@@ -344,7 +342,6 @@ class Selection:
         lower = self.excess(after) - self.excess(before)
         if lower >= 0:
             return False
-        entry.spans[0] = (again.spans[0][0], entry.spans[0][1])
         entry.start, entry.order = again.start, again.order
         entry.store_end_s = again.store_end_s
         before[:] = after  # a view: the selection's bytes live
@@ -355,7 +352,6 @@ class Selection:
         self.by_value[id(entry.plan.info)].append(entry)
         if again.plan.stored:
             self.queue[bisect_left(self.keys, again.queue_key())] = entry
-        self.counter += 1
         return True
 
 
@@ -400,8 +396,6 @@ def select_by_next_use(
         while selection.memory[op] > target and waiting:
             entry = heapq.heappop(waiting)
             plan = candidates[entry[-1]]
-            if _next_use(plan, op, ops) <= op:
-                continue  # read again by now
             mine = selection.by_value.get(id(plan.info), [])
             again = next((t for t in mine if t.plan is plan), None)
             if any(t.plan is not plan and _overlap(plan, t.plan, ops) for t in mine):
