@@ -170,8 +170,8 @@ class PlanContext:
     def updates(self) -> dict[int, tuple[int, ValueInfo, Tier]]:
         """
         For each tagged argument that is a candidate and names the tagged
-        result holding its update (`ALIASING_ARG_ATTR`; the ranked heuristic
-        with `place_arguments`), that result's (position, value, tier), by
+        result holding its update (`ALIASING_ARG_ATTR`; the heuristic with
+        `place_arguments`, either selection), that result's (position, value, tier), by
         the argument's `id`: the result is written back where the argument
         stays, and returned in HBM where the argument is kept in HBM, so
         that the next call finds each where this one took it from.
@@ -180,7 +180,6 @@ class PlanContext:
         if not (
             self.placing()
             and options.offload
-            and options.selection == "ranked"
             and options.solver == "heuristic"
         ):
             return {}
