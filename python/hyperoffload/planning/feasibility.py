@@ -114,6 +114,11 @@ def just_in_time(
     """
     pool = [c for c in candidates if not c.recompute]
     target = ctx.options.target
+    end = len(ctx.graph.ops) - 1  # the return
+    updates = {
+        argument: (update.last_use_before(end) + 1, update.bytes)
+        for argument, (_, update, _) in ctx.updates.items()
+    }
     best: tuple[list[ValuePlan], int] | None = None
     goal = target
     for _ in range(JIT_ROUNDS):
@@ -123,6 +128,7 @@ def just_in_time(
             ctx.graph.prefix,
             goal,
             partial(timing, ctx),
+            updates,
         )
         peak = peak_of(ctx, combined(ctx, chosen, taken))
         if best is None or peak < best[1]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -33,6 +33,13 @@ from hyperoffload.support.serial_link import issue_just_in_time
 
 Timing = Callable[[ValuePlan], tuple[float, float]]
 """A candidate's store and fetch seconds."""
+
+Updates = Mapping[int, tuple[int, int]]
+"""
+For each argument whose update goes back to its tier where it stays there
+(by the identity of its info): the op the update is out of HBM from (after
+its last use before the return), and its bytes.
+"""
 
 
 @dataclass
@@ -63,6 +70,11 @@ class Taken:
     """When its store ends on the link (a stored one, once taken)."""
     fetched: _LinkEdit | None = None
     """The link time its fetches took, from the op `low` on (None: none)."""
+    update: tuple[int, int] | None = None
+    """
+    An argument left in its tier whose update goes back there with it: the
+    op the update is out of HBM from, and its bytes (None: none).
+    """
 
     def queue_key(self) -> tuple[int, int]:
         return self.issue, self.order
@@ -130,10 +142,17 @@ class Selection:
     ops they change.
     """
 
-    def __init__(self, timeline: Sequence[int], prefix: Sequence[float], target: int):
+    def __init__(
+        self,
+        timeline: Sequence[int],
+        prefix: Sequence[float],
+        target: int,
+        updates: Updates | None = None,
+    ):
         self.timeline = np.asarray(timeline, dtype=np.int64)
         self.prefix = prefix
         self.target = target
+        self.updates = updates or {}
         self.ops = len(timeline)
         self.taken: dict[int, Taken] = {}
         """The entries taken, in the order taken (by identity)."""
@@ -186,14 +205,16 @@ class Selection:
 
     def priced(self, change: _Change, entry: Taken) -> None:
         """`change`'s bytes live and their excess, over the ops they change."""
-        shifts = [(entry, change.start, -entry.plan.info.bytes)]
+        shifts = [(entry.segments(change.start), -entry.plan.info.bytes)]
+        if entry.update is not None:
+            shifts.append(([(entry.update[0], self.ops)], -entry.update[1]))
         for position, moved in change.starts:
             item = self.queue[position]
-            shifts.append((item, item.start, item.plan.info.bytes))
-            shifts.append((item, moved, -item.plan.info.bytes))
+            shifts.append((item.segments(item.start), item.plan.info.bytes))
+            shifts.append((item.segments(moved), -item.plan.info.bytes))
         points: dict[int, int] = {}  # the change in bytes live from each op on
-        for item, start, size in shifts:
-            for low, high in item.segments(start):
+        for segments, size in shifts:
+            for low, high in segments:
                 if low < high:
                     points[low] = points.get(low, 0) + size
                     points[high] = points.get(high, 0) - size
@@ -257,7 +278,9 @@ class Selection:
             ]
             spans = list(zip(lows, issues, strict=True))
             spans.append((plan.info.last_use + 1, self.ops))
-            return Taken(plan, 0.0, -1, spans, issues), edit
+            taken = Taken(plan, 0.0, -1, spans, issues)
+            taken.update = self.updates.get(id(plan.info))
+            return taken, edit
         issue = max(plan.info.producer, -1)
         if not plan.gaps:  # retired after its last use
             last = plan.info.last_use_before(self.ops - 1)
@@ -361,16 +384,18 @@ def select_by_next_use(
     prefix: Sequence[float],
     target: int,
     timing: Timing,
+    updates: Updates | None = None,
 ) -> list[ValuePlan]:
     """
     The candidates taken, furthest next use first wherever `timeline` (bytes
     live at each op) exceeds `target` (of two, the one that needs no store),
     each with its fetches issued as late as they hide in the link time the
     ones taken before left, its store queued behind the stores issued before
-    it; one plan per value.
+    it; one plan per value. An argument left in its tier takes its update
+    along (`updates`).
     """
     ops = len(timeline)
-    selection = Selection(timeline, prefix, target)
+    selection = Selection(timeline, prefix, target, updates)
     times: dict[int, tuple[float, float]] = {}
 
     def timed(plan: ValuePlan) -> tuple[float, float]:

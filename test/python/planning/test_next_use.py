@@ -66,6 +66,30 @@ def test_a_fetch_that_hides_is_issued_as_late_as_it_hides():
     assert [p.fetch_ops for p in taken] == [[7]]
 
 
+def test_an_argument_left_in_its_tier_takes_its_update_along():
+    # a 30 B argument read at op 1 only (fetched before it, released after
+    # it), its 80 B update made at op 2 and read last at op 3 before the
+    # return: left in its tier, the update is written back, out of HBM from
+    # op 4 on
+    info = ValueInfo(
+        create_ssa_value(f32),
+        "w",
+        30,
+        OpIndex(-1),
+        [OpIndex(1)],
+        "params",
+        Tier.REMOTE,
+        None,
+    )
+    gap = Gap(OpIndex(-1), OpIndex(1), 1, 1.0)
+    plan = ValuePlan(info, [gap], stored=False, initially_out=True)
+    timeline = [250] * 10
+    selection = Selection(timeline, _one_second_ops(10), 200, {id(info): (4, 80)})
+    assert selection.take(plan, 5, lambda _: (0.0, 0.5))
+    # fetched during op 0 for op 1, out from op 2; its update from op 4
+    assert selection.memory.tolist() == [250, 250, 220, 220] + [140] * 6
+
+
 def _timing_of(
     table: dict[int, tuple[float, float]], plan: ValuePlan
 ) -> tuple[float, float]:
