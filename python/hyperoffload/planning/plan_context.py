@@ -177,11 +177,7 @@ class PlanContext:
         that the next call finds each where this one took it from.
         """
         options = self.options
-        if not (
-            self.placing()
-            and options.offload
-            and options.solver == "heuristic"
-        ):
+        if not (self.placing() and options.offload and options.solver == "heuristic"):
             return {}
         results = {t[0]: t for t in self.tagged_results}
         updated_by = _updated_by(self.graph)
