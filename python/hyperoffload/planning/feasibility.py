@@ -121,7 +121,8 @@ def just_in_time(
     }
     best: tuple[list[ValuePlan], int] | None = None
     goal = target
-    for _ in range(JIT_ROUNDS):
+    waiting = ctx.options.wait_for_stores  # judged in an HBM of the target
+    for _ in range(1 if waiting else JIT_ROUNDS):
         taken = select_by_next_use(
             pool,
             ctx.graph.timeline,
@@ -129,6 +130,7 @@ def just_in_time(
             goal,
             partial(timing, ctx),
             updates,
+            waiting,
         )
         peak = peak_of(ctx, combined(ctx, chosen, taken))
         if best is None or peak < best[1]:

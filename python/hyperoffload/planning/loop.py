@@ -88,6 +88,12 @@ ARENA_ROUNDS = 3
 STALL_FACTORS = (1.0, 1.1, 1.2, 1.3)
 """Targets a plan that waits for its stores is made for, as multiples of the target."""
 
+WAITING_FACTORS = (1.0, 0.9)
+"""
+Targets the plan taken just in time that waits for its stores is made for,
+as multiples of the target (`PlanOptions.wait_for_stores`).
+"""
+
 FUSING_TRIES = 4
 """Values whose recomputation `PlanningLoop.fusing` tries, the cheapest per byte first."""
 
@@ -281,6 +287,9 @@ class PlanningLoop:
         on the idle direction, as a runtime evicts a weight after its last
         read: on the LLaMA-3-8B 2-layer step at seq 128, whose weights
         dominate, it exposes half of what fetching them from their tier does).
+        The plans taken just in time that wait for their stores, for each of
+        `WAITING_FACTORS` x the target, are weighed too, run in an HBM of the
+        target (`_in_target`).
         """
         if not options.place_arguments or (
             trial.fits(trial.target) and trial.result.exposed_transfer_s <= 0
@@ -289,6 +298,8 @@ class PlanningLoop:
         tiers = tuple(t for t in options.tiers if t == self.hardware.offload_tier)
         timely = replace(options, selection="next-use", tiers=tiers or options.tiers)
         trial = _better(trial, self._in_addresses(self._heuristic, timely))
+        waiting = replace(timely, wait_for_stores=True)
+        trial = self._in_target(trial, [waiting], WAITING_FACTORS)
         if not options.park_arguments or (
             trial.fits(trial.target) and trial.result.exposed_transfer_s <= 0
         ):
@@ -298,7 +309,8 @@ class PlanningLoop:
 
     def _stalling(self, trial: Trial, options: PlanOptions) -> Trial:
         """
-        Where `trial` misses its target, the best of it and the ranked plans
+        Where `trial` misses its target, or meets it only waiting for its
+        stores (`Trial.capacity`), the best of it and the ranked plans
         for targets up to `STALL_FACTORS` above it that run in an HBM of the
         target without running out: a store ending after the memory its
         detach frees is needed holds the allocation that needs it, and
@@ -309,13 +321,24 @@ class PlanningLoop:
         its figures are those of the written IR run in an HBM of the target
         (`simulate_written`).
         """
-        target = options.target
-        if trial.fits(target):
+        if trial.fits(options.target) and trial.capacity is None:
             return trial
         variants = [options]
         if options.recompute != "none":  # as `trial` weighs offload alone too
             variants.append(replace(options, recompute="none"))
-        for factor, variant in product(STALL_FACTORS, variants):
+        return self._in_target(trial, variants, STALL_FACTORS)
+
+    def _in_target(
+        self, trial: Trial, variants: list[PlanOptions], factors: tuple[float, ...]
+    ) -> Trial:
+        """
+        The best of `trial` and the ranked planner's plans for each of
+        `variants` at each of `factors` x its target that run in an HBM of
+        the target without running out (an allocation waiting for the frees
+        pending), judged so (`Trial.capacity`).
+        """
+        target = trial.target
+        for factor, variant in product(factors, variants):
             try:
                 planned = self._heuristic(replace(variant, target=int(target * factor)))
             except PlanError:

@@ -12,6 +12,9 @@ releases a value right after the use before its gap and stores it as soon as
 it is made (the compute stream does not wait), and what it writes is the
 program simulated. A value taken again at a later op (its fetch issued later)
 keeps its store, and the link time its earlier fetch took is given back.
+With `wait_for_stores`, a candidate whose store is not done by the op over the
+target may be taken there too, the compute stream waiting for its store,
+and a fetch is issued at most twice its time ahead (`Selection._issued`).
 
 ```python
 taken = select_by_next_use(candidates, graph.timeline, graph.prefix, target, timing)
@@ -29,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hyperoffload.planning.value_plan import ValuePlan
-from hyperoffload.support.serial_link import issue_just_in_time
+from hyperoffload.support.serial_link import EPSILON_S, issue_just_in_time, lead
 
 Timing = Callable[[ValuePlan], tuple[float, float]]
 """A candidate's store and fetch seconds."""
@@ -75,6 +78,14 @@ class Taken:
     An argument left in its tier whose update goes back there with it: the
     op the update is out of HBM from, and its bytes (None: none).
     """
+    due: int | None = None
+    """The op the compute stream waits for its store before (None: none)."""
+
+    def out_from(self, done: int) -> int:
+        """Where it is out of HBM from, its store done by the op `done`."""
+        if self.due is not None:
+            done = min(done, self.due)
+        return max(self.spans[0][0], done)
 
     def queue_key(self) -> tuple[int, int]:
         return self.issue, self.order
@@ -148,11 +159,14 @@ class Selection:
         prefix: Sequence[float],
         target: int,
         updates: Updates | None = None,
+        wait_for_stores: bool = False,
     ):
         self.timeline = np.asarray(timeline, dtype=np.int64)
         self.prefix = prefix
         self.target = target
         self.updates = updates or {}
+        self.wait_for_stores = wait_for_stores
+        """A store not done by the op over the target may be waited for."""
         self.ops = len(timeline)
         self.taken: dict[int, Taken] = {}
         """The entries taken, in the order taken (by identity)."""
@@ -195,7 +209,7 @@ class Selection:
             link_free = max(self.prefix[item.issue + 1], link_free) + item.store_s
             done = bisect_left(self.prefix, link_free - 1e-12)
             ends.append(link_free)
-            moved = max(item.spans[0][0], done)
+            moved = item.out_from(done)
             if moved != item.start:
                 starts.append((position, moved))
             position += 1
@@ -270,10 +284,7 @@ class Selection:
                 min(lows, default=0), max((g.before for g in plan.gaps), default=0)
             )
             issues = [
-                edit.low
-                + issue_just_in_time(
-                    edit.free, low - edit.low, g.before - edit.low, fetch
-                )
+                self._issued(edit, low, g.before, fetch)
                 for low, g in zip(lows, plan.gaps, strict=True)
             ]
             spans = list(zip(lows, issues, strict=True))
@@ -294,10 +305,31 @@ class Selection:
             given = again.fetched
             edit.free += given.free[low - given.low :][: edit.free.size]
         left = edit.free.copy()
-        end = low + issue_just_in_time(edit.free, 0, gap.before - low, fetch)
+        end = self._issued(edit, low, gap.before, fetch)
         taken = Taken(plan, store, issue, [(gap.after + 1, end)], [end])
         taken.fetched = _LinkEdit(low, left - edit.free)
         return taken, edit
+
+    def _issued(self, edit: _LinkEdit, low: int, before: int, seconds: float) -> int:
+        """
+        The op a fetch of `seconds` for op `before` is issued before, as late
+        as the link time left in `edit` from op `low` lets it end in time
+        (taken from it). Where stores may be waited for, at most twice its
+        time ahead (as the ranked plans reserve it), and where that does not
+        hide it, as late as its own time would, the compute stream waiting
+        for the rest (as a runtime fetches what its next ops read): issued
+        far ahead, it would hold HBM over every op between.
+        """
+        if self.wait_for_stores:  # as the ranked plans: at most twice its time ahead
+            low = max(low, lead(self.prefix, before, 2 * seconds))
+        window = edit.free[low - edit.low : before - edit.low]
+        hides = window.sum() >= seconds - EPSILON_S
+        issue = edit.low + issue_just_in_time(
+            edit.free, low - edit.low, before - edit.low, seconds
+        )
+        if hides or not self.wait_for_stores:
+            return issue
+        return max(low, lead(self.prefix, before, seconds))
 
     def _edit(self, low: int, high: int) -> _LinkEdit:
         """The link time left over ops [low, high), to take from."""
@@ -323,7 +355,12 @@ class Selection:
             entry.order = self.version
             change = self.queued(entry)
             if not any(low <= op < high for low, high in entry.segments(change.start)):
-                return False  # not out of HBM at `op` (its store not done)
+                if (
+                    not self.wait_for_stores
+                    or not entry.spans[0][0] <= op < entry.spans[0][1]
+                ):
+                    return False  # not out of HBM at `op` (its store not done)
+                entry.due = change.start = op  # the compute stream waits for it
             self.priced(change, entry)
             if (
                 change.memory_at(self.memory, op) >= self.memory[op]
@@ -347,7 +384,7 @@ class Selection:
         link_free = self.ends[first - 1] if first else 0.0
         end = max(self.prefix[entry.issue + 1], link_free) + entry.store_s
         done = bisect_left(self.prefix, end - 1e-12)
-        return first, end, max(entry.spans[0][0], done)
+        return first, end, entry.out_from(done)
 
     def _retaken(self, entry: Taken, again: Taken, op: int) -> bool:
         """
@@ -385,6 +422,7 @@ def select_by_next_use(
     target: int,
     timing: Timing,
     updates: Updates | None = None,
+    wait_for_stores: bool = False,
 ) -> list[ValuePlan]:
     """
     The candidates taken, furthest next use first wherever `timeline` (bytes
@@ -395,7 +433,7 @@ def select_by_next_use(
     along (`updates`).
     """
     ops = len(timeline)
-    selection = Selection(timeline, prefix, target, updates)
+    selection = Selection(timeline, prefix, target, updates, wait_for_stores)
     times: dict[int, tuple[float, float]] = {}
 
     def timed(plan: ValuePlan) -> tuple[float, float]:

@@ -83,6 +83,13 @@ class PlanOptions:
     (`hyperoffload.planning.next_use`; tagged arguments kept in HBM, parked
     or retired, as a runtime cache keeps them).
     """
+    wait_for_stores: bool = False
+    """
+    With `next-use` selection, a candidate whose store is not done by the op
+    over the target may be taken there, the compute stream waiting for the
+    store (as a runtime cache evicts); the plan is judged in an HBM of the
+    target, where an allocation waits for the frees pending.
+    """
 
 
 @dataclass

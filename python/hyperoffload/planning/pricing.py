@@ -18,12 +18,12 @@ free[7:10]                          # [0.0, 0.0, 0.0]
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable
 
 from hyperoffload.planning.plan_context import PlanContext
 from hyperoffload.planning.tiers import choose_tiers
 from hyperoffload.planning.value_plan import ValuePlan
+from hyperoffload.support import serial_link
 from hyperoffload.support.tiers import Tier
 
 
@@ -110,8 +110,7 @@ def reserve_update(ctx: PlanContext, free: list[float], plan: ValuePlan) -> bool
 
 def lead(ctx: PlanContext, before: int, fetch: float) -> int:
     """The last op starting `fetch` seconds of compute or more before op `before` (or 0)."""
-    prefix = ctx.graph.prefix
-    return max(0, bisect_right(prefix, prefix[before] - fetch) - 1)
+    return serial_link.lead(ctx.graph.prefix, before, fetch)
 
 
 def reserve(

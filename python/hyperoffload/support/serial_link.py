@@ -16,6 +16,9 @@ issue_just_in_time(free, 0, 2, 1.0)  # 0
 ```
 """
 
+from bisect import bisect_right
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -38,3 +41,14 @@ def issue_just_in_time(
     if full < window.size:
         window[full] = taken[full] - seconds
     return max(low, before - full - 1)
+
+
+def lead(prefix: Sequence[float], before: int, seconds: float) -> int:
+    """
+    The last op starting `seconds` of compute or more before op `before`
+    (or 0), `prefix[i]` the compute time before op i.
+
+    >>> lead([0.0, 1.0, 2.0, 3.0], 3, 1.5)
+    1
+    """
+    return max(0, bisect_right(prefix, prefix[before] - seconds) - 1)

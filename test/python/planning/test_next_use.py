@@ -66,6 +66,36 @@ def test_a_fetch_that_hides_is_issued_as_late_as_it_hides():
     assert [p.fetch_ops for p in taken] == [[7]]
 
 
+def test_a_store_not_done_by_the_op_is_waited_for_only_if_allowed():
+    # over the target at op 2 only; the value's store (5 s) is done by op 5:
+    # without waiting it is not out of HBM at op 2, with waiting the compute
+    # stream waits for its store there
+    plan = _plan("v", 100, [0, 9])
+    timeline = [50, 50, 150, 50, 50, 50, 50, 50, 50, 50]
+    prefix = _one_second_ops(10)
+    assert select_by_next_use([plan], timeline, prefix, 100, lambda _: (5.0, 1.0)) == []
+    selection = Selection(timeline, prefix, 100, wait_for_stores=True)
+    assert selection.take(plan, 2, lambda _: (5.0, 1.0))
+    (entry,) = selection.taken.values()
+    assert (entry.due, entry.start) == (2, 2)
+    assert selection.memory[2] == 50
+
+
+def test_a_fetch_waited_for_is_issued_at_most_twice_its_time_ahead():
+    # the link is busy over ops 0-8 (no time left): taken at op 3, without
+    # waiting the 2 s fetch for op 9 is issued as early as it can be, before
+    # op 4; with waiting, as late as its own time would hide it
+    plan = _plan("v", 100, [0, 9])
+    for waiting, fetch_op in ((False, 4), (True, 7)):
+        selection = Selection(
+            [150] * 10, _one_second_ops(10), 100, wait_for_stores=waiting
+        )
+        selection.fetch_link[:] = 0.0
+        assert selection.take(plan, 3, lambda _: (0.5, 2.0))
+        (entry,) = selection.taken.values()
+        assert entry.fetch_ops == [fetch_op]
+
+
 def test_an_argument_left_in_its_tier_takes_its_update_along():
     # a 30 B argument read at op 1 only (fetched before it, released after
     # it), its 80 B update made at op 2 and read last at op 3 before the
