@@ -39,9 +39,10 @@ Timing = Callable[[ValuePlan], tuple[float, float]]
 
 Updates = Mapping[int, tuple[int, int]]
 """
-For each argument whose update goes back to its tier where it stays there
-(by the identity of its info): the op the update is out of HBM from (after
-its last use before the return), and its bytes.
+For each argument that takes its update along (written back to its tier
+where the argument stays there), by the identity of its info: the op the
+update is out of HBM from (after its last use before the return), and its
+bytes.
 """
 
 
@@ -403,7 +404,7 @@ class Selection:
         if lower >= 0:
             return False
         entry.start, entry.order = again.start, again.order
-        entry.store_end_s = again.store_end_s
+        entry.store_end_s, entry.due = again.store_end_s, again.due
         before[:] = after  # a view: the selection's bytes live
         self.excess_bytes += lower
         del self.taken[id(again)]
