@@ -113,16 +113,14 @@ def run_parts(scenario: SeedTraining, parts: list[str], out: Path) -> None:
 def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """
     One scenario's result from its part files (the first's figures of the
-    step). A sweep point run by two parts is the first's; the point at the
+    step). A part run by several files is the first's (a file measured again
+    goes first): its figures, and its wall time alone; the point at the
     preset's own bandwidth, where no part ran it, is `fixed-ours` (the same
     plan on the same hardware), marked so.
     """
     whole = dict(parts[0])
-    limits: list[dict[str, Any]] = [e for p in parts for e in p["limits"]]
-    sweep: list[dict[str, Any]] = []
-    for point in (e for p in parts for e in p["sweep"]):  # one point a bandwidth
-        if all(e["gb_per_s"] != point["gb_per_s"] for e in sweep):
-            sweep.append(point)
+    limits = _first_of(parts, "limits", "limit")
+    sweep = _first_of(parts, "sweep", "gb_per_s")
     ours = next(
         (p["fixed"]["hyperoffload"] for p in parts if "hyperoffload" in p["fixed"]),
         None,
@@ -134,8 +132,8 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         )
     whole["limits"] = sorted(limits, key=lambda e: e["limit"])
     whole["sweep"] = sorted(sweep, key=lambda e: e["gb_per_s"])
-    whole["ran"] = [e for p in parts for e in p["ran"]]
-    whole["fixed"] = {k: v for p in parts for k, v in p["fixed"].items()}
+    whole["ran"] = _first_of(parts, "ran", "part")
+    whole["fixed"] = {k: v for p in reversed(parts) for k, v in p["fixed"].items()}
     for p in parts:
         if p.get("none_updates_after"):
             whole["none_updates_after"] = p["none_updates_after"]
@@ -143,6 +141,14 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
             raise SystemExit("seed_parts: the parts ran different programs")
     whole["wall_s"] = sum(r["wall_s"] for r in whole["ran"]) + whole["parse_s"]
     return whole
+
+
+def _first_of(parts: list[dict[str, Any]], field: str, key: str) -> list[Any]:
+    """The entries of `field` in `parts`, the first of each `key`."""
+    kept: dict[Any, Any] = {}
+    for entry in (e for p in parts for e in p[field]):
+        kept.setdefault(entry[key], entry)
+    return list(kept.values())
 
 
 def merge(files: list[Path]) -> None:

@@ -431,3 +431,33 @@ def test_the_sweep_point_at_the_preset_is_fixed_ours_where_not_run() -> None:
     # a point run by two parts: one point
     twice = combine([fixed, faster, faster])["sweep"]
     assert [p["gb_per_s"] for p in twice] == sorted([preset, 70.0])
+
+
+def test_a_part_measured_again_is_the_first_file_s() -> None:
+    """The fixed HBM measured again, its file first: its figures and wall time alone."""
+    from seed_parts import combine
+
+    base: dict[str, Any] = {**_result(), "command": "c", "parse_s": 0.0}
+    before: dict[str, Any] = base | {
+        "fixed": {"hyperoffload": {"makespan_s": 9.0}, "runtime-prefetch": {}},
+        "limits": [{"limit": 0.013, "ours": {"peak_hbm_bytes": 2}, "peer": None}],
+        "sweep": [],
+        "ran": [
+            {"part": "fixed-ours", "wall_s": 5.0},
+            {"part": "runtimes", "wall_s": 1.0},
+            {"part": "peak:0.013", "wall_s": 2.0},
+        ],
+    }
+    again: dict[str, Any] = base | {
+        "fixed": {"hyperoffload": {"makespan_s": 6.0}},
+        "limits": [],
+        "sweep": [],
+        "ran": [{"part": "fixed-ours", "wall_s": 3.0}],
+    }
+    whole = combine([again, before])
+    assert whole["fixed"] == {
+        "hyperoffload": {"makespan_s": 6.0},
+        "runtime-prefetch": {},
+    }
+    assert [e["limit"] for e in whole["limits"]] == [0.013]
+    assert whole["wall_s"] == 6.0
