@@ -1,5 +1,6 @@
 """
-The trade-off curves of the 2-layer versions of the suite's training rows
+The trade-off curves of the 2-layer versions of the suite's training rows,
+and of the seeds' long-sequence step with 4 layers
 (`hyperoffload.benchmark.tradeoff`; the same programs and settings as
 test/python/benchmark/test_tradeoff.py): at each target from the
 unconstrained peak down to the largest single-op working set, each policy's
@@ -17,9 +18,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from hyperoffload.benchmark.plots import write_curves_plot
+from hyperoffload.benchmark.suites import SEED_STEP
 from hyperoffload.benchmark.tradeoff import TradeoffSweep, targets
 from hyperoffload.benchmark.workloads import Export, load_workload
 from hyperoffload.model.hardware import load_hardware
@@ -41,6 +44,13 @@ PROGRAMS: dict[str, tuple[Export, bool]] = {
     ),
     "gpt3-175b-layer-train-2-layers": (
         Export("gpt3-175b", "train", layers=2, seq=2048),
+        True,
+    ),
+    # the seeds' long-sequence step (seq 8192, batch 2, AdamW states in the
+    # pool, chunked loss, each parameter updated as its gradient completes)
+    # with 4 of its 32 layers, as the seeds suite's 4-layer row runs it
+    "llama3-8b-seed-training-4-layers": (
+        replace(SEED_STEP, layers=4, optimizer_in_backward=True),
         True,
     ),
 }
@@ -85,7 +95,7 @@ def main() -> int:
         print(f"{name}: {len(losses)} losses, {time.perf_counter() - start:.0f} s")
     text = "\n".join(
         [
-            "# Trade-off curves (2-layer training steps, ascend-910c)",
+            "# Trade-off curves (training steps, ascend-910c)",
             "",
             "Written by `bench/tradeoff_curves.py`: each policy's least slowdown "
             "over `none` at each HBM target it meets (peak within the target, no "

@@ -76,7 +76,7 @@ _SEED_MOE = (
 _SEED_KV = "61.2 GB -> 45.0 GB at 99% throughput"
 _SEED_LONGEST = "longest context at fixed HBM 71K -> 123K tokens"
 
-_SEED_STEP = Export(
+SEED_STEP = Export(
     "llama3-8b",
     "train",
     layers=32,
@@ -95,7 +95,7 @@ SEEDS: tuple[Scenario, ...] = (
         "llama3-8b-seed-training",
         "LLaMA-3-8B training step at the seeds' iteration (32 layers, seq 8192, "
         "batch 2, bf16, AdamW in the backward pass, chunked loss)",
-        replace(_SEED_STEP, optimizer_in_backward=True),
+        replace(SEED_STEP, optimizer_in_backward=True),
         "ascend-910c",
         paper="peak -42% at +1.3%; 5,200 -> 4,080 ms (-21.5%) at a fixed HBM; "
         "+15.8% end to end from 33.6 to 70 GB/s; runtime prefetching 2.7x "
@@ -124,7 +124,7 @@ SEEDS: tuple[Scenario, ...] = (
         "whole), the optimizer step in the backward pass: the peak at each "
         "limit and the peers, where the whole step's searches take hours on 2 "
         "cores",
-        replace(_SEED_STEP, layers=4, optimizer_in_backward=True),
+        replace(SEED_STEP, layers=4, optimizer_in_backward=True),
         "ascend-910c",
         paper="peak -42% at +1.3%",
         choice="the step above cut to 4 layers at the same sequence, batch, "
