@@ -10,6 +10,7 @@ from bisect import bisect_left
 from functools import partial
 
 import numpy as np
+import pytest
 from xdsl.dialects.builtin import f32
 from xdsl.utils.test_value import create_ssa_value
 
@@ -81,6 +82,22 @@ def test_a_store_not_done_by_the_op_is_waited_for_only_if_allowed():
     assert selection.memory[2] == 50
 
 
+def test_a_value_waited_for_and_taken_again_still_waits_for_its_store():
+    # over the target everywhere: taken at op 2 (its 5 s store waited for),
+    # fetched before op 7 for op 9; taken again at op 7, its fetch later
+    # (before op 8), it is still out from op 2, where compute waits
+    plan = _plan("v", 100, [0, 9])
+    selection = Selection([150] * 10, _one_second_ops(10), 100, wait_for_stores=True)
+    assert selection.take(plan, 2, lambda _: (5.0, 2.0))
+    (first,) = selection.taken.values()
+    assert first.fetch_ops == [7]
+    assert selection.take(plan, 7, lambda _: (5.0, 2.0), first)
+    (again,) = selection.taken.values()
+    assert again is not first
+    assert (again.due, again.start, again.fetch_ops) == (2, 2, [8])
+    assert selection.memory.tolist() == [150, 150] + [50] * 6 + [150] * 2
+
+
 def test_a_fetch_waited_for_is_issued_at_most_twice_its_time_ahead():
     # the link is busy over ops 0-8 (no time left): taken at op 3, without
     # waiting the 2 s fetch for op 9 is issued as early as it can be, before
@@ -135,6 +152,8 @@ def _from_scratch(selection: Selection) -> tuple[np.ndarray, dict[int, int]]:
         begin = max(selection.prefix[entry.issue + 1], link_free)
         link_free = begin + entry.store_s
         done = bisect_left(selection.prefix, link_free - 1e-12)
+        if entry.due is not None:  # the compute stream waits for it there
+            done = min(done, entry.due)
         starts[id(entry)] = max(entry.spans[0][0], done)
     memory = selection.timeline.copy()
     for entry in taken:
@@ -143,8 +162,10 @@ def _from_scratch(selection: Selection) -> tuple[np.ndarray, dict[int, int]]:
     return memory, starts
 
 
-def test_the_bookkeeping_matches_a_run_from_scratch():
+@pytest.mark.parametrize("wait_for_stores", [False, True])
+def test_the_bookkeeping_matches_a_run_from_scratch(wait_for_stores: bool):
     rng = random.Random(7)
+    waited = 0  # entries whose store the compute stream waits for
     for _ in range(20):
         ops = 40
         prefix = [0.0]
@@ -158,7 +179,7 @@ def test_the_bookkeeping_matches_a_run_from_scratch():
         timings = {
             id(p): (rng.choice([0.5, 1.5, 3.0]), rng.choice([0.5, 2.0])) for p in plans
         }
-        selection = Selection([300] * ops, prefix, 100)
+        selection = Selection([300] * ops, prefix, 100, wait_for_stores=wait_for_stores)
         link = np.diff(np.asarray(prefix))
         for op in range(ops):
             for plan in rng.sample(plans, 4):
@@ -183,3 +204,5 @@ def test_the_bookkeeping_matches_a_run_from_scratch():
                         fetched[low : low + t.fetched.free.size] -= t.fetched.free
                 assert np.allclose(selection.fetch_link, fetched)
                 assert selection.excess_bytes == selection.excess(memory)
+        waited += sum(t.due is not None for t in selection.taken.values())
+    assert (waited > 0) == wait_for_stores
