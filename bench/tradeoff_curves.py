@@ -102,7 +102,10 @@ def main() -> int:
             "out-of-memory), ours planned for the target, the runtimes run in an "
             "HBM of the target at every setting, the compiled peers at every "
             "setting of their grid. A peer meeting a target below the return "
-            "floor ends results in the pool.",
+            "floor ends results in the pool. Ours meets a target in addresses "
+            "(its static layout's arena within it); a runtime in live bytes, "
+            "and where the arena its best-fit allocator reaches is above the "
+            "target the cell gives it (the runtime would have to compact).",
             "",
             *sections,
         ]

@@ -37,7 +37,7 @@ from hyperoffload.model.schedule import Schedule
 from hyperoffload.passes.pipeline import PipelinePass
 from hyperoffload.planning.loop import PlanningLoop
 from hyperoffload.planning.planner import PlanError
-from hyperoffload.sim.arena import planned_arena
+from hyperoffload.sim.arena import planned_arena, runtime_arena
 from hyperoffload.sim.simulator import SimResult, SimulationError
 from hyperoffload.support.tiers import Tier
 from hyperoffload.support.units import format_bytes
@@ -82,10 +82,26 @@ class CurvePoint:
     setting: str | None = None
     peak_hbm_bytes: int | None = None
     slowdown: float | None = None
+    arena_bytes: int | None = None
+    """
+    A runtime's: the arena its best-fit allocator reaches (above the target,
+    it meets the target in live bytes only, its allocator compacting).
+    """
 
     @property
     def meets(self) -> bool:
         return self.slowdown is not None
+
+    def cell(self) -> str:
+        """Its table cell: slowdown and peak, and an arena above the target."""
+        if self.slowdown is None:
+            return "-"
+        peak = format_bytes(self.peak_hbm_bytes or 0)
+        if self.arena_bytes is not None and self.arena_bytes > self.target:
+            return (
+                f"{self.slowdown:+.2%} ({peak}; arena {format_bytes(self.arena_bytes)})"
+            )
+        return f"{self.slowdown:+.2%} ({peak})"
 
 
 @dataclass(frozen=True)
@@ -160,12 +176,7 @@ class Curves:
             "| --- |" + " --- |" * len(policies),
         ]
         for k, target in enumerate(self.targets):
-            cells = [
-                f"{p.slowdown:+.2%} ({format_bytes(p.peak_hbm_bytes or 0)})"
-                if p.slowdown is not None
-                else "-"
-                for p in (self.points[policy][k] for policy in policies)
-            ]
+            cells = [self.points[policy][k].cell() for policy in policies]
             below = " (below the return floor)" if target < self.floor else ""
             lines.append(
                 f"| {format_bytes(target)}{below} | " + " | ".join(cells) + " |"
@@ -271,7 +282,12 @@ class TradeoffSweep:
         if result.oom is not None or result.peak_hbm_bytes > target:
             return CurvePoint(peer, target)
         return CurvePoint(
-            peer, target, best.setting, result.peak_hbm_bytes, self._slowdown(result)
+            peer,
+            target,
+            best.setting,
+            result.peak_hbm_bytes,
+            self._slowdown(result),
+            runtime_arena(result).arena_bytes,
         )
 
     def compiled(self, peer: str, sweep: list[int]) -> list[CurvePoint]:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from hyperoffload.benchmark.peers import OURS
-from hyperoffload.benchmark.tradeoff import TradeoffSweep, targets
+from hyperoffload.benchmark.tradeoff import CurvePoint, TradeoffSweep, targets
 from hyperoffload.benchmark.workloads import Export, load_workload
 from hyperoffload.model.hardware import load_hardware
 
@@ -72,3 +72,11 @@ def test_ours_is_on_or_below_every_peer_curve(
     assert top.slowdown <= TOLERANCE
     losses = [loss.describe() for loss in curves.losses(TOLERANCE)]
     assert not losses, "\n".join([curves.table(), *losses])
+
+
+def test_a_runtime_meeting_a_target_in_live_bytes_only_says_its_arena() -> None:
+    within = CurvePoint("runtime-prefetch", 100, "horizon 8", 90, 0.5, 100)
+    above = CurvePoint("runtime-prefetch", 100, "horizon 8", 90, 0.5, 130)
+    assert within.cell() == "+50.00% (90 B)"
+    assert above.cell() == "+50.00% (90 B; arena 130 B)"
+    assert CurvePoint("runtime-prefetch", 100).cell() == "-"
