@@ -114,10 +114,11 @@ def just_in_time(
     """
     pool = [c for c in candidates if not c.recompute]
     target = ctx.options.target
-    end = len(ctx.graph.ops) - 1  # the return
-    updates = {
-        argument: (update.last_use_before(end) + 1, update.bytes)
+    returned = {update.value for _, update, _ in ctx.updates.values()}
+    updates = {  # each update out of HBM once its last use before the return ran
+        argument: (gap.after + 1, update.bytes)
         for argument, (_, update, _) in ctx.updates.items()
+        if (gap := ctx.graph.written_back_gap(update, returned)) is not None
     }
     best: tuple[list[ValuePlan], int] | None = None
     goal = target

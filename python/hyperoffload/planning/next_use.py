@@ -321,16 +321,17 @@ class Selection:
         for the rest (as a runtime fetches what its next ops read): issued
         far ahead, it would hold HBM over every op between.
         """
-        if self.wait_for_stores:  # as the ranked plans: at most twice its time ahead
-            low = max(low, lead(self.prefix, before, 2 * seconds))
+        if not self.wait_for_stores:
+            return edit.low + issue_just_in_time(
+                edit.free, low - edit.low, before - edit.low, seconds
+            )
+        low = max(low, lead(self.prefix, before, 2 * seconds))
         window = edit.free[low - edit.low : before - edit.low]
         hides = window.sum() >= seconds - EPSILON_S
         issue = edit.low + issue_just_in_time(
             edit.free, low - edit.low, before - edit.low, seconds
         )
-        if hides or not self.wait_for_stores:
-            return issue
-        return max(low, lead(self.prefix, before, seconds))
+        return issue if hides else max(low, lead(self.prefix, before, seconds))
 
     def _edit(self, low: int, high: int) -> _LinkEdit:
         """The link time left over ops [low, high), to take from."""
