@@ -35,6 +35,7 @@ from hyperoffload.dialects.hyperoffload import (
     TierAttr,
 )
 from hyperoffload.dialects.residency import ancestor_in, describe
+from hyperoffload.dialects.views import VIEW_OPS
 from hyperoffload.model.schedule import Compute, Free, Schedule, Transfer
 from hyperoffload.support.positions import ComputeStep, OpIndex
 from hyperoffload.support.tiers import Tier
@@ -56,6 +57,11 @@ class Gap:
     before: OpIndex
     ops: int
     time_s: float
+    fused: bool = False
+    """
+    Whether an op before it that reads the value runs fused into a kernel
+    from `before` on (a plan moving the value over it clones that op there).
+    """
 
 
 @dataclass
@@ -238,9 +244,17 @@ class ProgramGraph:
             extraction.fusion,
         )
         fusion = extraction.fusion
+        contracting = _ContractingChains()
         for info in values:
+            # a fused op reads its inputs in each kernel that runs it: those
+            # kernels read them too; no gap starts at the fused op (it runs
+            # no kernel there), and one before a kernel that runs it is
+            # written with clones of it there (`write_plan`)
             uses: set[OpIndex] = set()
-            # (use, kernel) spans: read later, by a kernel, through a fused op
+            # (use, last kernel) spans: read later, by a kernel, through a
+            # fused op (one whose chain has a contraction: held, its clones
+            # need not fuse as it does)
+            spans: list[tuple[int, int]] = []
             held: list[tuple[int, int]] = []
             for use in info.value.uses:
                 holder = ancestor_in(function.body.block, use.operation)
@@ -252,15 +266,64 @@ class ProgramGraph:
                 for root in roots:
                     uses.add(position[root])
                 if roots:
-                    held.append((position[holder], max(position[r] for r in roots)))
+                    span = (position[holder], max(position[r] for r in roots))
+                    spans.append(span)
+                    if contracting.get(holder, fusion):
+                        held.append(span)
             info.uses = sorted(uses)
             events = [info.producer, *info.uses]
             info.gap_list = [
-                Gap(a, b, b - a - 1, graph.time_between(a, b))
+                Gap(
+                    a,
+                    b,
+                    b - a - 1,
+                    graph.time_between(a, b),
+                    any(start <= a < end for start, end in spans),
+                )
                 for a, b in pairwise(events)
-                if b > a and not any(start <= a < end for start, end in held)
+                if b > a
+                and not any(start == a for start, _ in spans)
+                and not any(start <= a < end for start, end in held)
             ]
         return graph
+
+
+class _ContractingChains:
+    """
+    Whether the fused ops that read a fused op's result (through views)
+    include a contraction, once per op: clones of such a chain need not fuse
+    as the original did (a FlashAttention backward's recomputed scores), so
+    a value it reads stays in HBM until the last kernel that runs it.
+    """
+
+    def __init__(self):
+        self._known: dict[Operation, bool] = {}
+
+    def get(self, op: Operation, fusion: Fusion) -> bool:
+        if op not in self._known:
+            self._known[op] = self._walk(op, fusion)
+        return self._known[op]
+
+    @staticmethod
+    def _walk(op: Operation, fusion: Fusion) -> bool:
+        pending, seen = [op], set[Operation]()
+        while pending:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current in fusion.absorbed:
+                work = fusion.costs.work(current)
+                if work is not None and work.contraction:
+                    return True
+            pending.extend(
+                use.operation
+                for result in current.results
+                for use in result.uses
+                if use.operation in fusion.absorbed
+                or isinstance(use.operation, VIEW_OPS)
+            )
+        return False
 
 
 def memory_timeline(

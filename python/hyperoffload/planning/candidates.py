@@ -15,6 +15,8 @@ again), each tagged argument left in its tier or parked between its uses
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from xdsl.dialects import tensor
 
 from hyperoffload.analysis.lifetimes import Gap, ValueInfo
@@ -85,7 +87,7 @@ def candidates(
         round_trip = ctx.transfer_time(link, info, False, compress) + ctx.transfer_time(
             link, info, True, compress
         )
-        gaps = info.gaps()
+        gaps = [g for g in info.gaps() if options.fused_gaps or not g.fused]
         if id(info) in placeable:  # kept in HBM, parked between its uses
             gaps = [g for g in gaps if g.after >= 0]
         if retire and id(info) in placeable:
@@ -183,11 +185,11 @@ def _after_aliases(ctx: PlanContext, gap: Gap, busy: int) -> Gap | None:
         return gap
     if busy >= gap.before:
         return None
-    return Gap(
-        OpIndex(busy),
-        gap.before,
-        gap.before - busy - 1,
-        ctx.graph.time_between(busy, gap.before),
+    return replace(
+        gap,
+        after=OpIndex(busy),
+        ops=gap.before - busy - 1,
+        time_s=ctx.graph.time_between(busy, gap.before),
     )
 
 

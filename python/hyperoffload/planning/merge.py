@@ -21,15 +21,18 @@ def merge(
     ctx: PlanContext, chosen: list[ValuePlan], plans: list[ValuePlan]
 ) -> list[ValuePlan]:
     """
-    `merge_value_plans(plans)`, less the recomputations that would read a buffer some
-    plan moves (what their clones read must stay where it is). A value
+    `merge_value_plans(plans)`, less the recomputations that would read a
+    buffer some plan moves (what their clones read must stay where it is):
+    of a recomputation and a move of a buffer it reads, the one `plans`
+    ranks first is kept (a cheap recomputation is not undone by an offload
+    of its input ranked after it), a plan the rules require always. A value
     recomputed through a chain of kernels keeps its longest gap only:
     chains cloned again over several gaps of one value are where the
     program written has been seen to fuse otherwise than the recipes say
     (on the LLaMA-3-8B step's loss), and `PlanningLoop.write` would then
     fall back to offloading alone.
     """
-    merged = [_one_gap_per_chain(p) for p in merge_value_plans(plans)]
+    merged = [_one_gap_per_chain(p) for p in merge_value_plans(_by_rank(chosen, plans))]
     updates = ctx.updates
     merged += [  # the update of an argument left in its tier goes back there
         result_write_back(ctx, *updates[id(p.info)])
@@ -40,6 +43,29 @@ def merge(
     return [
         p for p in merged if not any(b in moved for r in p.recipes for b in r.reads)
     ]
+
+
+def _by_rank(chosen: list[ValuePlan], plans: list[ValuePlan]) -> list[ValuePlan]:
+    """
+    `plans` less each move of a buffer that a recomputation ranked before it
+    reads, and each recomputation reading a buffer `chosen` or a move
+    ranked before it moves.
+    """
+    moved = {p.info.buffer for p in chosen if not p.recompute}
+    read: set[int] = set()
+    kept: list[ValuePlan] = []
+    for plan in plans:
+        if plan.recompute:
+            reads = {b for r in plan.recipes for b in r.reads}
+            if reads & moved:
+                continue
+            read |= reads
+        elif plan.info.buffer in read:
+            continue
+        else:
+            moved.add(plan.info.buffer)
+        kept.append(plan)
+    return kept
 
 
 def _one_gap_per_chain(plan: ValuePlan) -> ValuePlan:

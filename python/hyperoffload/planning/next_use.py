@@ -88,6 +88,15 @@ class Taken:
             done = min(done, self.due)
         return max(self.spans[0][0], done)
 
+    def out_until(self, op: int) -> int | None:
+        """
+        The op it is out of HBM until, from before `op` on (its store not
+        done, from where it was taken on; None: in HBM at `op`).
+        """
+        if self.plan.initially_out:
+            return next((high for low, high in self.spans if low <= op < high), None)
+        return self.spans[0][1] if self.spans[0][1] > op else None
+
     def queue_key(self) -> tuple[int, int]:
         return self.issue, self.order
 
@@ -227,6 +236,20 @@ class Selection:
             item = self.queue[position]
             shifts.append((item.segments(item.start), item.plan.info.bytes))
             shifts.append((item.segments(moved), -item.plan.info.bytes))
+        change.excess_bytes = self.excess_bytes
+        shifted = self._shifted(shifts)
+        if shifted is not None:
+            change.low, change.memory, lower = shifted
+            change.excess_bytes += lower
+
+    def _shifted(
+        self, shifts: list[tuple[list[tuple[int, int]], int]]
+    ) -> tuple[int, np.ndarray, int] | None:
+        """
+        The bytes live with each of `shifts` (ops [from, to) and the bytes
+        they change by) applied, over the ops they change: the first such op,
+        the bytes from it on, and the change in excess (None: none change).
+        """
         points: dict[int, int] = {}  # the change in bytes live from each op on
         for segments, size in shifts:
             for low, high in segments:
@@ -234,17 +257,15 @@ class Selection:
                     points[low] = points.get(low, 0) + size
                     points[high] = points.get(high, 0) - size
         points = {op: size for op, size in points.items() if size}
-        change.excess_bytes = self.excess_bytes
         if not points:
-            return
+            return None
         first, last = min(points), max(points)
         steps = np.zeros(last - first + 1, dtype=np.int64)
         for op, size in points.items():
             steps[op - first] = size
         before = self.memory[first:last]
         after = before + np.cumsum(steps)[:-1]
-        change.low, change.memory = first, after
-        change.excess_bytes += self.excess(after) - self.excess(before)
+        return first, after, self.excess(after) - self.excess(before)
 
     def commit(self, entry: Taken, change: _Change) -> None:
         """Take `entry` as `change` tried it."""
@@ -284,14 +305,17 @@ class Selection:
             edit = self._edit(
                 min(lows, default=0), max((g.before for g in plan.gaps), default=0)
             )
+            self._given_back(edit, again)
+            left = edit.free.copy()
             issues = [
-                self._issued(edit, low, g.before, fetch)
+                self._issued(edit, self._fetch_low(low, g.before, op), g.before, fetch)
                 for low, g in zip(lows, plan.gaps, strict=True)
             ]
             spans = list(zip(lows, issues, strict=True))
             spans.append((plan.info.last_use + 1, self.ops))
             taken = Taken(plan, 0.0, -1, spans, issues)
             taken.update = self.updates.get(id(plan.info))
+            taken.fetched = _LinkEdit(edit.low, left - edit.free)
             return taken, edit
         issue = max(plan.info.producer, -1)
         if not plan.gaps:  # retired after its last use
@@ -302,14 +326,36 @@ class Selection:
             return None
         low = max(gap.after + 1, op + 1)
         edit = self._edit(low, gap.before)
-        if again is not None and again.fetched is not None:
-            given = again.fetched
-            edit.free += given.free[low - given.low :][: edit.free.size]
+        self._given_back(edit, again)
         left = edit.free.copy()
         end = self._issued(edit, low, gap.before, fetch)
         taken = Taken(plan, store, issue, [(gap.after + 1, end)], [end])
         taken.fetched = _LinkEdit(low, left - edit.free)
         return taken, edit
+
+    @staticmethod
+    def _given_back(edit: _LinkEdit, again: Taken | None) -> None:
+        """`edit` with the link time `again`'s fetches took given back (in place)."""
+        if again is None or again.fetched is None:
+            return
+        given = again.fetched
+        low = max(edit.low, given.low)
+        high = min(edit.low + edit.free.size, given.low + given.free.size)
+        if low < high:
+            edit.free[low - edit.low : high - edit.low] += given.free[
+                low - given.low : high - given.low
+            ]
+
+    def _fetch_low(self, low: int, before: int, op: int) -> int:
+        """
+        The first op a fetch for op `before` of a value out of HBM from `low`
+        may be issued before, the value taken at `op`: where stores may be
+        waited for, after `op` if `op` is in that stretch (its fetch waited
+        for, if need be, rather than the value in HBM where it was taken).
+        """
+        if self.wait_for_stores and low <= op < before:
+            return op + 1
+        return low
 
     def _issued(self, edit: _LinkEdit, low: int, before: int, seconds: float) -> int:
         """
@@ -390,7 +436,7 @@ class Selection:
 
     def _retaken(self, entry: Taken, again: Taken, op: int) -> bool:
         """
-        Take `entry` in place of `again`, the same value and store with its
+        Take `entry` in place of `again`, the same value and store with a
         fetch issued later, if it is out of HBM at `op` and that lowers the
         bytes over the target: it is then out longer, over ops whose bytes
         drop by its own, `op` among them (so where `op` is over the target,
@@ -398,15 +444,18 @@ class Selection:
         """
         if again.start > op:
             return False
-        low, high = max(again.start, again.spans[0][1]), entry.spans[0][1]
-        before = self.memory[low:high]
-        after = before - entry.plan.info.bytes
-        lower = self.excess(after) - self.excess(before)
-        if lower >= 0:
+        size = entry.plan.info.bytes
+        shifts = [
+            (again.segments(again.start), size),
+            (entry.segments(again.start), -size),
+        ]
+        shifted = self._shifted(shifts)
+        if shifted is None or shifted[2] >= 0:
             return False
+        low, after, lower = shifted
         entry.start, entry.order = again.start, again.order
         entry.store_end_s, entry.due = again.store_end_s, again.due
-        before[:] = after  # a view: the selection's bytes live
+        self.memory[low : low + after.size] = after
         self.excess_bytes += lower
         del self.taken[id(again)]
         self.taken[id(entry)] = entry
@@ -465,14 +514,17 @@ def select_by_next_use(
             again = next((t for t in mine if t.plan is plan), None)
             if any(t.plan is not plan and _overlap(plan, t.plan, ops) for t in mine):
                 continue  # out of HBM over another gap that overlaps
-            if again is not None and (plan.initially_out or not plan.gaps):
-                continue  # taken whole already
+            if again is not None and not plan.gaps:
+                continue  # retired: taken whole already
+            if again is not None and plan.initially_out and not wait_for_stores:
+                continue  # in its tier: its fetches as late as they hide already
             if not plan.initially_out and plan.gaps and plan.gaps[0].before <= op:
                 continue  # its gap is over: it cannot be taken at any later op
-            if again is not None and again.spans[0][1] > op:
+            until = None if again is None else again.out_until(op)
+            if until is not None:
                 # out of HBM here already, until then (only its own plan,
                 # taken again, changes that)
-                heapq.heappush(sleeping, (again.spans[0][1], entry))
+                heapq.heappush(sleeping, (until, entry))
                 continue
             skipped.append(entry)  # considered again at later ops
             selection.take(plan, op, timed, again)

@@ -90,6 +90,12 @@ class PlanOptions:
     store (as a runtime cache evicts); the plan is judged in an HBM of the
     target, where an allocation waits for the frees pending.
     """
+    fused_gaps: bool = False
+    """
+    Whether a value may also leave HBM over a gap before a kernel that runs
+    ops fused into it from before the gap (`Gap.fused`: written with clones
+    of those ops there).
+    """
 
 
 @dataclass

@@ -98,5 +98,10 @@ def clusters(ctx: PlanContext, info: ValueInfo) -> ValuePlan:
         )
     fetch = ctx.transfer_time(ctx.hw.link(info.tier), info, True, compress)
     split = max(ctx.options.min_gap_s, fetch)
-    gaps = [g for g in info.gaps() if g.after < 0 or (g.ops > 0 and g.time_s >= split)]
+    gaps = [
+        g
+        for g in info.gaps()
+        if (g.after < 0 or (g.ops > 0 and g.time_s >= split))
+        and (ctx.options.fused_gaps or not g.fused)
+    ]
     return ValuePlan(info, gaps, stored=False, initially_out=True, compress=compress)

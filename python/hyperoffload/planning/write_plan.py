@@ -37,6 +37,7 @@ layer's experts and detached after its own branch.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import scf
@@ -45,6 +46,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue, Use
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from hyperoffload.analysis.fusion import Fusion
 from hyperoffload.analysis.lifetimes import ValueInfo
 from hyperoffload.analysis.moe_step import Key
 from hyperoffload.dialects.hyperoffload import (
@@ -57,10 +59,21 @@ from hyperoffload.dialects.hyperoffload import (
     Tier,
     TierAttr,
 )
+from hyperoffload.dialects.views import VIEW_OPS
 from hyperoffload.ir.diagnostics import diagnostic_at
 from hyperoffload.planning.planner import Plan, PlanError
 from hyperoffload.planning.recipes import Recipe
 from hyperoffload.planning.value_plan import ValuePlan
+
+
+@dataclass(frozen=True)
+class WrittenPlan:
+    """What `write_plan` wrote."""
+
+    prefetches: list[PrefetchOp]
+    """The prefetches, in the order of the plan's gaps."""
+    cloned: bool
+    """Whether ops fused into later kernels were cloned (the kernels changed)."""
 
 
 class _Placement:
@@ -153,9 +166,12 @@ def _write_value(
     placement: _Placement,
     distance: int,
     offload_tier: Tier,
+    limits: dict[tuple[int, int], int],
 ) -> list[PrefetchOp]:
     """
-    Insert the store, detaches and prefetches of one value's plan; its copy
+    Insert the store, detaches and prefetches of one value's plan (a fetch
+    before the op `limits` gives its gap, where given: clones read it there,
+    `_write_fused_reads`); its copy
     goes to the plan's tier (`ValuePlan.copy_tier`: the one chosen, else the
     written-back result's or the argument's own, else `offload_tier`), and an
     argument or result whose tier changed is tagged with it. Returns the
@@ -196,8 +212,10 @@ def _write_value(
                     function.res_attrs = with_tier(function.res_attrs, position, tier)
         return []
     prefetches: list[PrefetchOp] = []
+    reads_from: list[int] = []  # where each fetched copy is read from
     for index, gap in enumerate(plan.gaps):
-        fetch_at = plan.fetch_op(index, distance)
+        reads_from.append(min(gap.before, limits.get((id(plan), index), end)))
+        fetch_at = min(plan.fetch_op(index, distance), reads_from[-1])
         prefetch = PrefetchOp(handle, plan.compress)
         if info.value.name_hint:
             prefetch.result.name_hint = info.value.name_hint
@@ -211,7 +229,7 @@ def _write_value(
         prefetches.append(prefetch)
         current = prefetch.result
     _rewire(
-        uses, [(g.before, p.result) for g, p in zip(plan.gaps, prefetches, strict=True)]
+        uses, [(at, p.result) for at, p in zip(reads_from, prefetches, strict=True)]
     )
     # a copy brought back for the last time is released after its last use,
     # unless it stands for an untagged argument (in HBM at return for the caller)
@@ -253,6 +271,105 @@ def _write_recomputations(plans: list[ValuePlan], placement: _Placement) -> None
         _rewire(placement.uses_by_position(value), clones)
 
 
+def _write_fused_reads(
+    plans: list[ValuePlan], placement: _Placement, fusion: Fusion
+) -> dict[tuple[int, int], int]:
+    """
+    For each gap of a value moved out of HBM, the ops before it that read
+    the value (through other such ops and views) and run in kernels after
+    it: clones of them before each such kernel's first op in the gap (once
+    per position); from there on, the uses of their results read the
+    clones, and the clones read what the value's plan fetches. The
+    originals run before the gap, in the kernels before it; the kernels
+    after it run the same ops, on the fetched copy. Returns the op each
+    such gap's fetch must come before (by plan identity and gap index).
+    """
+    groups: dict[int, set[int]] = {}
+    limits: dict[tuple[int, int], int] = {}
+    for plan in plans:
+        if plan.recompute or plan.write_back is not None:
+            continue
+        for index, gap in enumerate(plan.gaps):
+            chain = _FusedChain(placement.position, fusion, gap.before)
+            for use in plan.info.value.uses:
+                chain.roots(use.operation)
+            for root, at in chain.starts(gap.after).items():
+                ops = chain.up_to(gap.after, root)
+                if ops:
+                    groups.setdefault(at, set()).update(ops)
+                    limit = limits.get((id(plan), index), at)
+                    limits[id(plan), index] = min(limit, at)
+    readers: dict[SSAValue, list[tuple[int, SSAValue]]] = {}
+    for at in sorted(groups):
+        cloned: dict[SSAValue, SSAValue] = {}
+        for index in sorted(groups[at]):
+            original = placement.ops[index]
+            clone = original.clone(value_mapper=dict(cloned))
+            cloned.update(zip(original.results, clone.results, strict=True))
+            placement.place_before(at, clone, len(placement.ops))
+            placement.position[clone] = at  # its reads rewired as if there
+            for result in original.results:
+                readers.setdefault(result, []).append((at, cloned[result]))
+    for value, clones in readers.items():
+        _rewire(placement.uses_by_position(value), clones)
+    return limits
+
+
+class _FusedChain:
+    """
+    The ops before `before` that read a value (through other such ops) and
+    run in kernels from `before` on: fused ops, and the views between them.
+    """
+
+    def __init__(self, position: dict[Operation, int], fusion: Fusion, before: int):
+        self.position = position
+        self.fusion = fusion
+        self.before = before
+        self.found: dict[Operation, set[int]] = {}
+        """Each op of the chain -> the roots from `before` on that run it."""
+        self._seen: dict[Operation, set[int]] = {}
+
+    def roots(self, op: Operation) -> set[int]:
+        """The roots from `before` on that run `op` or what reads it (gathered)."""
+        if op in self._seen:
+            return self._seen[op]
+        self._seen[op] = set()
+        at = self.position.get(op)
+        fused = op in self.fusion.absorbed
+        if at is None or at >= self.before or not (fused or isinstance(op, VIEW_OPS)):
+            return set()
+        roots = {
+            self.position[r]
+            for r in self.fusion.roots_of.get(op, ())
+            if self.position[r] >= self.before
+        }
+        for result in op.results:
+            for use in result.uses:
+                roots |= self.roots(use.operation)
+        if roots:
+            self.found[op] = roots
+        self._seen[op] = roots
+        return roots
+
+    def starts(self, after: int) -> dict[int, int]:
+        """For each root found, where its ops in the gap after op `after` start."""
+        starts = {root: root for ops in self.found.values() for root in ops}
+        for op, roots in self.found.items():
+            at = self.position[op]
+            if at > after:
+                for root in roots:
+                    starts[root] = min(starts[root], at)
+        return starts
+
+    def up_to(self, after: int, root: int) -> list[int]:
+        """The positions of the ops found up to op `after` that `root` runs."""
+        return [
+            self.position[op]
+            for op, roots in self.found.items()
+            if root in roots and self.position[op] <= after
+        ]
+
+
 def with_tier(
     attrs: ArrayAttr[DictionaryAttr] | None, index: int, tier: Tier
 ) -> ArrayAttr[DictionaryAttr]:
@@ -287,19 +404,25 @@ def write_plan(
     prefetch_distance: int,
     offload_tier: Tier,
     lazy: bool = False,
-) -> list[PrefetchOp]:
+    fusion: Fusion | None = None,
+) -> WrittenPlan:
     """
     Insert the ops of `plan` into `function`, whose top-level ops were `ops`
-    when it was planned; the prefetches, in the order of the plan's gaps.
+    when it was planned, and `fusion` their kernels (None: no value is moved
+    over a gap before a kernel that runs ops fused into it from before the
+    gap).
     """
     placement = _Placement(ops, lazy)
     # clones first: they copy the ops as planned, before offloads rewire them
     _write_recomputations(plan.values, placement)
+    limits = (
+        {} if fusion is None else _write_fused_reads(plan.values, placement, fusion)
+    )
     prefetches = [
         prefetch
         for value_plan in plan.values
         for prefetch in _write_value(
-            value_plan, function, placement, prefetch_distance, offload_tier
+            value_plan, function, placement, prefetch_distance, offload_tier, limits
         )
     ]
     placement.apply(Rewriter())
@@ -307,7 +430,7 @@ def write_plan(
     for position in plan.kept_results:  # the caller keeps it in HBM, as its argument
         function.res_attrs = with_tier(function.res_attrs, position, Tier.HBM)
     function.update_function_type()
-    return prefetches
+    return WrittenPlan(prefetches, bool(limits))
 
 
 def write_expert_fetches(

@@ -137,6 +137,47 @@ def test_an_argument_left_in_its_tier_takes_its_update_along():
     assert selection.memory.tolist() == [250, 250, 220, 220] + [140] * 6
 
 
+def _argument(size: int, use: int) -> ValuePlan:
+    """A tagged argument left in its tier, read at op `use` only."""
+    info = ValueInfo(
+        create_ssa_value(f32),
+        "w",
+        size,
+        OpIndex(-1),
+        [OpIndex(use)],
+        "optimizer",
+        Tier.REMOTE,
+        None,
+    )
+    gap = Gap(OpIndex(-1), OpIndex(use), use, float(use))
+    return ValuePlan(info, [gap], stored=False, initially_out=True)
+
+
+def test_an_argument_waited_for_is_fetched_after_the_op_it_is_taken_at():
+    # a 100 B argument read at op 9, over the target at ops 3 and 8; the link
+    # is busy (no time left), so its 2 s fetch never hides. Taken at op 3,
+    # without waiting it is fetched as early as it can be (before op 0) and
+    # is not out of HBM at op 3: not taken. Waiting, it is fetched as late as
+    # its own time would hide it (before op 7), then taken again at op 8 and
+    # fetched after it (before op 9, compute waiting for it)
+    timeline = [50, 50, 50, 150, 50, 50, 50, 50, 150, 50]
+    for waiting in (False, True):
+        selection = Selection(timeline, _one_second_ops(10), 100, None, waiting)
+        selection.fetch_link[:] = 0.0
+        assert selection.take(_argument(100, 9), 3, lambda _: (0.0, 2.0)) is waiting
+    plan = _argument(100, 9)
+    selection = Selection(timeline, _one_second_ops(10), 100, None, True)
+    selection.fetch_link[:] = 0.0
+    assert selection.take(plan, 3, lambda _: (0.0, 2.0))
+    (first,) = selection.taken.values()
+    assert first.fetch_ops == [7]
+    assert first.out_until(8) is None  # in HBM again at op 8
+    assert selection.take(plan, 8, lambda _: (0.0, 2.0), first)
+    (again,) = selection.taken.values()
+    assert again.fetch_ops == [9]
+    assert selection.memory.tolist() == [-50, -50, -50, 50, -50, -50, -50, -50, 50, 50]
+
+
 def _timing_of(
     table: dict[int, tuple[float, float]], plan: ValuePlan
 ) -> tuple[float, float]:

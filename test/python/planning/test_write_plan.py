@@ -79,7 +79,7 @@ def test_the_uses_after_each_gap_read_that_gaps_prefetch(ctx: Context):
     # 3 (before op 2): %c and %d read that copy. Released after op 4 and
     # fetched before op 5: %g reads the second copy, released after it.
     function, graph, plan = two_gaps(ctx)
-    prefetches = write_plan(function, graph.ops, plan, 1, Tier.REMOTE)
+    prefetches = write_plan(function, graph.ops, plan, 1, Tier.REMOTE).prefetches
     assert body(verified(function)) == [
         f"%h = arith.mulf %x, %x : {T}",
         f"%h_remote = hyperoffload.store %h : {T} -> {R}",
@@ -139,7 +139,7 @@ def test_a_prefetch_distance_of_two_fetches_two_ops_ahead(ctx: Context):
     # distance 2 (before op 4) is clamped to op 5; the first (1 -> 3) goes
     # before op 2, as with distance 1.
     function, graph, plan = two_gaps(ctx)
-    prefetches = write_plan(function, graph.ops, plan, 2, Tier.REMOTE)
+    prefetches = write_plan(function, graph.ops, plan, 2, Tier.REMOTE).prefetches
     order = list(function.body.block.ops)
     assert [order.index(p) for p in prefetches] == [
         order.index(graph.ops[2]) - 1,
@@ -160,7 +160,7 @@ def test_a_written_back_result_is_returned_as_the_remote_copy(ctx: Context):
     function, graph = parsed(ctx, text)
     plan = plan_offload(graph, ROUND, PlanOptions(target=3 * 1024))
     assert [(v.info.name, v.write_back) for v in plan.values] == [("%k", Tier.REMOTE)]
-    assert write_plan(function, graph.ops, plan, 1, Tier.REMOTE) == []
+    assert write_plan(function, graph.ops, plan, 1, Tier.REMOTE).prefetches == []
     assert body(verified(function)) == [
         f"%k = arith.mulf %x, %x : {T}",
         f"%k_remote = hyperoffload.store %k : {T} -> {R}",
@@ -230,7 +230,9 @@ def test_arguments_kept_in_hbm_are_tagged_hbm(ctx: Context):
     graph = ProgramGraph.build(function, CostModel(hardware))
     plan = plan_offload(graph, hardware, PlanOptions(5120, place_arguments=True))
     assert [info.name for info in plan.placed] == ["%k0"]
-    prefetches = write_plan(function, graph.ops, plan, 1, hardware.offload_tier)
+    prefetches = write_plan(
+        function, graph.ops, plan, 1, hardware.offload_tier
+    ).prefetches
     verify_module(module)
     header = str(function).splitlines()[0]
     kv = 'hyperoffload.category = "kv"'
