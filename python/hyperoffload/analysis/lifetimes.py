@@ -244,16 +244,15 @@ class ProgramGraph:
             extraction.fusion,
         )
         fusion = extraction.fusion
-        contracting = _ContractingChains()
+        contracting = _ContractingChains(fusion)
         for info in values:
             # a fused op reads its inputs in each kernel that runs it: those
             # kernels read them too; no gap starts at the fused op (it runs
             # no kernel there), and one before a kernel that runs it is
-            # written with clones of it there (`write_plan`)
+            # `Gap.fused` (written with clones of it there: `write_plan`),
+            # unless its chain has a contraction (held: its clones need not
+            # fuse as it does). Spans: (fused op, last kernel running it)
             uses: set[OpIndex] = set()
-            # (use, last kernel) spans: read later, by a kernel, through a
-            # fused op (one whose chain has a contraction: held, its clones
-            # need not fuse as it does)
             spans: list[tuple[int, int]] = []
             held: list[tuple[int, int]] = []
             for use in info.value.uses:
@@ -268,7 +267,7 @@ class ProgramGraph:
                 if roots:
                     span = (position[holder], max(position[r] for r in roots))
                     spans.append(span)
-                    if contracting.get(holder, fusion):
+                    if contracting.has(holder):
                         held.append(span)
             info.uses = sorted(uses)
             events = [info.producer, *info.uses]
@@ -296,16 +295,18 @@ class _ContractingChains:
     a value it reads stays in HBM until the last kernel that runs it.
     """
 
-    def __init__(self):
+    def __init__(self, fusion: Fusion):
+        self.fusion = fusion
         self._known: dict[Operation, bool] = {}
 
-    def get(self, op: Operation, fusion: Fusion) -> bool:
+    def has(self, op: Operation) -> bool:
+        """Whether the chain from fused op `op` has a contraction."""
         if op not in self._known:
-            self._known[op] = self._walk(op, fusion)
+            self._known[op] = self._walk(op)
         return self._known[op]
 
-    @staticmethod
-    def _walk(op: Operation, fusion: Fusion) -> bool:
+    def _walk(self, op: Operation) -> bool:
+        fusion = self.fusion
         pending, seen = [op], set[Operation]()
         while pending:
             current = pending.pop()

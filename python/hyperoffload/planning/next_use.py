@@ -90,8 +90,8 @@ class Taken:
 
     def out_until(self, op: int) -> int | None:
         """
-        The op it is out of HBM until, from before `op` on (its store not
-        done, from where it was taken on; None: in HBM at `op`).
+        The end of its stretch out of HBM where that ends after `op` (of an
+        argument left in its tier: the stretch holding `op`); None: none.
         """
         if self.plan.initially_out:
             return next((high for low, high in self.spans if low <= op < high), None)

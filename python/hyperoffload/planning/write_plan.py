@@ -353,7 +353,7 @@ class _FusedChain:
 
     def starts(self, after: int) -> dict[int, int]:
         """For each root found, where its ops in the gap after op `after` start."""
-        starts = {root: root for ops in self.found.values() for root in ops}
+        starts = {root: root for roots in self.found.values() for root in roots}
         for op, roots in self.found.items():
             at = self.position[op]
             if at > after:
