@@ -13,14 +13,16 @@ limit, the sweep) takes longer than one sitting, each part is one of
     .venv/bin/python bench/seed_claims.py
 
 Parts: `fixed-ours` (ours planned at the scenario's capacity), `runtimes`
-(each runtime peer at its fastest setting in that capacity), `peak:LIMIT`
+(each runtime peer at its fastest setting in that capacity), `peers` (the
+compiled peers' searches: their least peak within each of the scenario's
+limits, and each recomputation peer's fastest setting in the capacity), `peak:LIMIT`
 (the LP bound within LIMIT, and ours' target search within it, written into
 the IR), `twin` (`none` on
 the same step updating after the backward pass), `sweep-fixed:GBPS` (ours at
 the capacity with the remote link at GBPS; at the preset's own bandwidth,
-`fixed-ours` stands for it where no part ran it). The peers' searches within a
-limit are not parts: a result merged from parts says `peers_searched:
-false`, and the claims table says so. `--merge` combines the part files
+`fixed-ours` stands for it where no part ran it). A result merged from
+parts none of which is `peers` says `peers_searched: false`, and the claims
+table says so. `--merge` combines the part files
 (each part's wall time under `ran`) into one scenario of
 docs/benchmarks/seeds/results.json, in place of the one of that name, and
 writes results.md again.
@@ -38,7 +40,12 @@ from typing import Any
 from hyperoffload.benchmark.markdown import suite_markdown
 from hyperoffload.benchmark.peers import PolicySearch
 from hyperoffload.benchmark.scenarios import Context
-from hyperoffload.benchmark.seeds import SeedTraining, runtimes_at
+from hyperoffload.benchmark.seeds import (
+    SeedTraining,
+    recomputing_at,
+    runtimes_at,
+    search_peers,
+)
 from hyperoffload.benchmark.suite import merge_results
 from hyperoffload.benchmark.suites import SEEDS
 from hyperoffload.support.outputs import Outputs
@@ -87,6 +94,11 @@ def run_parts(scenario: SeedTraining, parts: list[str], out: Path) -> None:
             )
         elif name == "runtimes":
             result["fixed"] |= runtimes_at(search, capacity)
+        elif name == "peers":
+            peers = search_peers(search, scenario.limits)
+            result["peers"] = [{"limit": k, "peer": v} for k, v in peers.items()]
+            result["fixed"] |= recomputing_at(search, capacity)
+            result["peers_searched"] = True
         elif name == "peak":
             limit = float(value)
             bound = scenario.lp_bound(search, limit, ctx)
@@ -130,7 +142,13 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         sweep.append(
             {"gb_per_s": preset, "fixed": ours, "peak": {}, "from": "fixed-ours"}
         )
-    whole["limits"] = sorted(limits, key=lambda e: e["limit"])
+    peers = {e["limit"]: e["peer"] for e in _first_of(parts, "peers", "limit")}
+    whole.pop("peers", None)
+    whole["peers_searched"] = any(p.get("peers_searched") for p in parts)
+    whole["limits"] = [
+        entry | {"peer": peers.get(entry["limit"], entry["peer"])}
+        for entry in sorted(limits, key=lambda e: e["limit"])
+    ]
     whole["sweep"] = sorted(sweep, key=lambda e: e["gb_per_s"])
     whole["ran"] = _first_of(parts, "ran", "part")
     whole["fixed"] = {k: v for p in reversed(parts) for k, v in p["fixed"].items()}
@@ -146,7 +164,7 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
 def _first_of(parts: list[dict[str, Any]], field: str, key: str) -> list[Any]:
     """The entries of `field` in `parts`, the first of each `key`."""
     kept: dict[Any, Any] = {}
-    for entry in (e for p in parts for e in p[field]):
+    for entry in (e for p in parts for e in p.get(field, ())):
         kept.setdefault(entry[key], entry)
     return list(kept.values())
 

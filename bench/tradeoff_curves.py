@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from hyperoffload.benchmark.plots import write_curves_plot
-from hyperoffload.benchmark.suites import SEED_STEP
+from hyperoffload.benchmark.suites import DEEPSEEK_SEED_STEP, SEED_STEP
 from hyperoffload.benchmark.tradeoff import TradeoffSweep, targets
 from hyperoffload.benchmark.workloads import Export, load_workload
 from hyperoffload.model.hardware import load_hardware
@@ -53,6 +53,20 @@ PROGRAMS: dict[str, tuple[Export, bool]] = {
         replace(SEED_STEP, layers=4, optimizer_in_backward=True),
         True,
     ),
+    # the quick suite's seed training row (AdamW, chunked loss)
+    "tiny-llama-seed-training": (
+        Export(
+            "tiny-llama",
+            "train",
+            seq=16,
+            dtype="f32",
+            optimizer="adamw",
+            loss="chunked",
+        ),
+        True,
+    ),
+    # one device of DeepSeek-V3's training with 2 of its stage's 4 MoE layers
+    "deepseek-v3-seed-training-2-layers": (replace(DEEPSEEK_SEED_STEP, layers=2), True),
 }
 """Name: the export and whether arguments are placed (as the suite row plans it)."""
 

@@ -290,9 +290,12 @@ class ProgramGraph:
 class _ContractingChains:
     """
     Whether the fused ops that read a fused op's result (through views)
-    include a contraction, once per op: clones of such a chain need not fuse
-    as the original did (a FlashAttention backward's recomputed scores), so
-    a value it reads stays in HBM until the last kernel that runs it.
+    include a contraction that runs in more than one kernel, once per op:
+    clones of such a chain need not fuse as the original did (a
+    FlashAttention backward's recomputed scores), so a value it reads stays
+    in HBM until the last kernel that runs it. A contraction fused into one
+    kernel (a matmul and its epilogue) is not cloned: a layout op fused into
+    it and into a later matmul (a transposed operand) is cloned alone.
     """
 
     def __init__(self, fusion: Fusion):
@@ -313,7 +316,7 @@ class _ContractingChains:
             if current in seen:
                 continue
             seen.add(current)
-            if current in fusion.absorbed:
+            if len(fusion.roots_of.get(current, ())) > 1:
                 work = fusion.costs.work(current)
                 if work is not None and work.contraction:
                     return True

@@ -233,23 +233,19 @@ class SeedTraining:
         at_limits: list[dict[str, Any]] = []
         if "peak" in self.parts:
             ctx.log("peers")
-            search.activation()
-            for peer in RECOMPUTATION_PEERS:
-                search.recomputation(peer)
+            peers = search_peers(search, self.limits)
             at_limits = [
                 {
                     "limit": limit,
                     **self.lp_bound(search, limit, ctx),
                     "ours": self.ours_at_limit(workload, baseline, limit, states, ctx),
-                    "peer": _best_point(search, limit),
+                    "peer": peer,
                 }
-                for limit in self.limits
+                for limit, peer in peers.items()
             ]
         if "fixed" in self.parts:
             ctx.log(f"runtimes and ours at {self.capacity}")
-            fixed |= runtimes_at(search, capacity)
-            for peer in RECOMPUTATION_PEERS:
-                fixed[peer] = _recomputing_at(search, peer, capacity)
+            fixed |= runtimes_at(search, capacity) | recomputing_at(search, capacity)
             fixed["hyperoffload"] = self.ours_at_capacity(
                 workload, unlimited, capacity, none, states
             )
@@ -443,6 +439,26 @@ def runtimes_at(search: PolicySearch, capacity: int) -> dict[str, Any]:
         | {"setting": best.setting}
         for runtime in RUNTIMES
         for best in (search.at_capacity(runtime, capacity),)
+    }
+
+
+def search_peers(
+    search: PolicySearch, limits: Iterable[float]
+) -> dict[float, dict[str, Any] | None]:
+    """
+    The compiled peers searched on the step (activation offloading and each
+    recomputation peer over its grid): their least peak within each limit.
+    """
+    search.activation()
+    for peer in RECOMPUTATION_PEERS:
+        search.recomputation(peer)
+    return {limit: _best_point(search, limit) for limit in limits}
+
+
+def recomputing_at(search: PolicySearch, capacity: int) -> dict[str, Any]:
+    """Each recomputation peer's fastest setting within `capacity` (after `search_peers`)."""
+    return {
+        peer: _recomputing_at(search, peer, capacity) for peer in RECOMPUTATION_PEERS
     }
 
 

@@ -327,6 +327,8 @@ class _FusedChain:
         self.before = before
         self.found: dict[Operation, set[int]] = {}
         """Each op of the chain -> the roots from `before` on that run it."""
+        self.first_reader: dict[int, int] = {}
+        """Each root -> its kernel's first op from `before` on reading the chain."""
         self._seen: dict[Operation, set[int]] = {}
 
     def roots(self, op: Operation) -> set[int]:
@@ -345,15 +347,35 @@ class _FusedChain:
         }
         for result in op.results:
             for use in result.uses:
-                roots |= self.roots(use.operation)
+                roots |= self.roots(use.operation) | self._reads_from(use.operation)
         if roots:
             self.found[op] = roots
         self._seen[op] = roots
         return roots
 
+    def _reads_from(self, reader: Operation) -> set[int]:
+        """
+        The roots of `reader`'s kernels if it is from `before` on (it reads
+        the chain there: a view in the chain is cloned too), each noting it.
+        """
+        at = self.position.get(reader)
+        if at is None or at < self.before:
+            return set()
+        roots = {self.position[r] for r in self.fusion.roots_of.get(reader, (reader,))}
+        for root in roots:
+            self.first_reader[root] = min(self.first_reader.get(root, at), at)
+        return roots
+
     def starts(self, after: int) -> dict[int, int]:
-        """For each root found, where its ops in the gap after op `after` start."""
-        starts = {root: root for roots in self.found.values() for root in roots}
+        """
+        For each root found, where its ops in the gap after op `after` start:
+        at its kernel's first op reading the chain, or earlier.
+        """
+        starts = {
+            root: self.first_reader.get(root, root)
+            for roots in self.found.values()
+            for root in roots
+        }
         for op, roots in self.found.items():
             at = self.position[op]
             if at > after:

@@ -400,6 +400,33 @@ def test_parts_combine_into_one_result() -> None:
         combine([peak, fixed | {"command": "other"}])
 
 
+def test_the_peers_part_fills_each_limit_s_best_peer() -> None:
+    """Merged with a `peers` part: each limit's best peer is its, and the peers were searched."""
+    from seed_parts import combine
+
+    base: dict[str, Any] = {**_result(), "command": "c", "parse_s": 0.0, "sweep": []}
+    peer = {"policy": "activation-pass", "peak_hbm_bytes": 5}
+    peak: dict[str, Any] = base | {
+        "fixed": {},
+        "limits": [{"limit": 0.013, "ours": {}, "peer": None}],
+        "peers_searched": False,
+        "ran": [{"part": "peak:0.013", "wall_s": 1.0}],
+    }
+    assert combine([peak])["peers_searched"] is False
+    peers: dict[str, Any] = base | {
+        "fixed": {"memory-budget": {"fits": False}},
+        "limits": [],
+        "peers": [{"limit": 0.013, "peer": peer}, {"limit": 0.02, "peer": None}],
+        "peers_searched": True,
+        "ran": [{"part": "peers", "wall_s": 1.0}],
+    }
+    whole = combine([peak, peers])
+    assert whole["peers_searched"] is True
+    assert whole["limits"] == [{"limit": 0.013, "ours": {}, "peer": peer}]
+    assert whole["fixed"] == {"memory-budget": {"fits": False}}
+    assert "peers" not in whole
+
+
 def test_the_sweep_point_at_the_preset_is_fixed_ours_where_not_run() -> None:
     """A sweep run in parts: the preset's own bandwidth is ours in the fixed HBM, marked so."""
     from seed_parts import combine

@@ -32,9 +32,20 @@ TOLERANCE = 0.005
 TARGETS = 6
 
 CASES = {
-    # the quick suite's training row
+    # the quick suite's training rows
     "tiny-llama train": pytest.param(
         Export("tiny-llama", "train", seq=16, dtype="f32"), False
+    ),
+    "tiny-llama train, AdamW, chunked loss": pytest.param(
+        Export(
+            "tiny-llama",
+            "train",
+            seq=16,
+            dtype="f32",
+            optimizer="adamw",
+            loss="chunked",
+        ),
+        True,
     ),
     # LLaMA-3-8B's row (seq 2048) with 2 of its 32 layers, and a shorter step
     "llama3-8b 2 layers seq 2048": pytest.param(
