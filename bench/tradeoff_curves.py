@@ -1,8 +1,9 @@
 """
 The trade-off curves of the 2-layer versions of the suite's training rows,
-and of the seeds' long-sequence step with 4 layers
-(`hyperoffload.benchmark.tradeoff`; the same programs and settings as
-test/python/benchmark/test_tradeoff.py): at each target from the
+of the tiny steps, of the seeds' long-sequence step with 4 layers and of
+DeepSeek-V3's training step with 2 (`hyperoffload.benchmark.tradeoff`; the
+settings of test/python/benchmark/test_tradeoff.py, which holds the tiny and
+2-layer LLaMA and GPT programs to them): at each target from the
 unconstrained peak down to the largest single-op working set, each policy's
 least slowdown among its runs that meet it. Writes one plot per program
 (docs/benchmarks/<name>-curves.png) and docs/benchmarks/tradeoff-curves.md,
@@ -22,7 +23,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from hyperoffload.benchmark.plots import write_curves_plot
-from hyperoffload.benchmark.suites import DEEPSEEK_SEED_STEP, SEED_STEP
+from hyperoffload.benchmark.suites import (
+    DEEPSEEK_SEED_STEP,
+    SEED_STEP,
+    TINY_SEED_STEP,
+)
 from hyperoffload.benchmark.tradeoff import TradeoffSweep, targets
 from hyperoffload.benchmark.workloads import Export, load_workload
 from hyperoffload.model.hardware import load_hardware
@@ -54,17 +59,7 @@ PROGRAMS: dict[str, tuple[Export, bool]] = {
         True,
     ),
     # the quick suite's seed training row (AdamW, chunked loss)
-    "tiny-llama-seed-training": (
-        Export(
-            "tiny-llama",
-            "train",
-            seq=16,
-            dtype="f32",
-            optimizer="adamw",
-            loss="chunked",
-        ),
-        True,
-    ),
+    "tiny-llama-seed-training": (TINY_SEED_STEP, True),
     # one device of DeepSeek-V3's training with 2 of its stage's 4 MoE layers
     "deepseek-v3-seed-training-2-layers": (replace(DEEPSEEK_SEED_STEP, layers=2), True),
 }

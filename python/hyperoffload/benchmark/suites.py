@@ -100,6 +100,10 @@ DEEPSEEK_SEED_STEP = Export(
 )
 """One device of DeepSeek-V3's published training (its pipeline stage of 4
 MoE layers, ZeRO-1 over 128 devices, 64-way expert parallelism)."""
+TINY_SEED_STEP = Export(
+    "tiny-llama", "train", seq=16, dtype="f32", optimizer="adamw", loss="chunked"
+)
+"""The quick suite's seed training step (AdamW, the chunked loss)."""
 SEED_BANDWIDTHS = (33.6, 50.0, 70.0, 88.2, 100.0, 196.0)
 """GB/s: the seeds' figure, their sweep, their "2.8x PCIe 4.0 x16" read as
 2.8 x 31.5, 100, and the CloudMatrix384 UB link per die (arXiv 2506.12708)."""
@@ -405,14 +409,7 @@ SUITES: dict[str, tuple[Scenario, ...]] = {
         SeedTraining(
             "tiny-llama-seed-training",
             "tiny LLaMA training step with AdamW and a chunked loss",
-            Export(
-                "tiny-llama",
-                "train",
-                seq=16,
-                dtype="f32",
-                optimizer="adamw",
-                loss="chunked",
-            ),
+            TINY_SEED_STEP,
             "ascend-910c",
             paper="-",
             choice="-",

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from hyperoffload.benchmark.peers import OURS
+from hyperoffload.benchmark.suites import TINY_SEED_STEP
 from hyperoffload.benchmark.tradeoff import CurvePoint, TradeoffSweep, targets
 from hyperoffload.benchmark.workloads import Export, load_workload
 from hyperoffload.model.hardware import load_hardware
@@ -36,17 +37,7 @@ CASES = {
     "tiny-llama train": pytest.param(
         Export("tiny-llama", "train", seq=16, dtype="f32"), False
     ),
-    "tiny-llama train, AdamW, chunked loss": pytest.param(
-        Export(
-            "tiny-llama",
-            "train",
-            seq=16,
-            dtype="f32",
-            optimizer="adamw",
-            loss="chunked",
-        ),
-        True,
-    ),
+    "tiny-llama train, AdamW, chunked loss": pytest.param(TINY_SEED_STEP, True),
     # LLaMA-3-8B's row (seq 2048) with 2 of its 32 layers, and a shorter step
     "llama3-8b 2 layers seq 2048": pytest.param(
         Export("llama3-8b", "train", layers=2, seq=2048), True
