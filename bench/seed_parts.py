@@ -17,7 +17,8 @@ Parts: `fixed-ours` (ours planned at the scenario's capacity), `runtimes`
 compiled peers' searches: their least peak within each of the scenario's
 limits, and each recomputation peer's fastest setting in the capacity), `peak:LIMIT`
 (the LP bound within LIMIT, and ours' target search within it, written into
-the IR), `twin` (`none` on
+the IR), `bound:LIMIT` (the LP bound alone, in place of a `peak` part's,
+measured again with the code of its run), `twin` (`none` on
 the same step updating after the backward pass), `sweep-fixed:GBPS` (ours at
 the capacity with the remote link at GBPS; at the preset's own bandwidth,
 `fixed-ours` stands for it where no part ran it). A result merged from
@@ -99,6 +100,10 @@ def run_parts(scenario: SeedTraining, parts: list[str], out: Path) -> None:
             result["peers"] = [{"limit": k, "peer": v} for k, v in peers.items()]
             result["fixed"] |= recomputing_at(search, capacity)
             result["peers_searched"] = True
+        elif name == "bound":
+            limit = float(value)
+            bound = scenario.lp_bound(search, limit, ctx)
+            result["bounds"] = [*result.get("bounds", []), {"limit": limit, **bound}]
         elif name == "peak":
             limit = float(value)
             bound = scenario.lp_bound(search, limit, ctx)
@@ -145,8 +150,12 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
     peers = {e["limit"]: e["peer"] for e in _first_of(parts, "peers", "limit")}
     whole.pop("peers", None)
     whole["peers_searched"] = any(p.get("peers_searched") for p in parts)
+    bounds = {e["limit"]: e for e in _first_of(parts, "bounds", "limit")}
+    whole.pop("bounds", None)
     whole["limits"] = [
-        entry | {"peer": peers.get(entry["limit"], entry["peer"])}
+        entry
+        | bounds.get(entry["limit"], {})
+        | {"peer": peers.get(entry["limit"], entry["peer"])}
         for entry in sorted(limits, key=lambda e: e["limit"])
     ]
     whole["sweep"] = sorted(sweep, key=lambda e: e["gb_per_s"])

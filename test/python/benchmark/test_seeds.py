@@ -427,6 +427,35 @@ def test_the_peers_part_fills_each_limit_s_best_peer() -> None:
     assert "peers" not in whole
 
 
+def test_a_bound_part_replaces_the_peak_part_s_bound() -> None:
+    """The LP bound measured again by a `bound` part: its fields, ours' plan kept."""
+    from seed_parts import combine
+
+    base: dict[str, Any] = {**_result(), "command": "c", "parse_s": 0.0, "sweep": []}
+    peak: dict[str, Any] = base | {
+        "fixed": {},
+        "limits": [
+            {"limit": 0.013, "lp_bound_bytes": 9, "ours": {"p": 1}, "peer": None}
+        ],
+        "ran": [{"part": "peak:0.013", "wall_s": 1.0}],
+    }
+    bound: dict[str, Any] = base | {
+        "fixed": {},
+        "limits": [],
+        "bounds": [{"limit": 0.013, "lp_bound_bytes": 7}],
+        "ran": [{"part": "bound:0.013", "wall_s": 1.0}],
+    }
+    (entry,) = combine([peak, bound])["limits"]
+    assert entry == {
+        "limit": 0.013,
+        "lp_bound_bytes": 7,
+        "ours": {"p": 1},
+        "peer": None,
+    }
+    # a bound at a limit no peak part ran adds no row
+    assert combine([bound])["limits"] == []
+
+
 def test_the_sweep_point_at_the_preset_is_fixed_ours_where_not_run() -> None:
     """A sweep run in parts: the preset's own bandwidth is ours in the fixed HBM, marked so."""
     from seed_parts import combine
