@@ -250,8 +250,9 @@ class ProgramGraph:
             # kernels read them too; no gap starts at the fused op (it runs
             # no kernel there), and one before a kernel that runs it is
             # `Gap.fused` (written with clones of it there: `write_plan`),
-            # unless its chain has a contraction (held: its clones need not
-            # fuse as it does). Spans: (fused op, last kernel running it)
+            # unless its chain has a contraction run in several kernels
+            # (held: its clones need not fuse as it does). Spans: (fused op,
+            # last kernel running it)
             uses: set[OpIndex] = set()
             spans: list[tuple[int, int]] = []
             held: list[tuple[int, int]] = []
@@ -303,7 +304,7 @@ class _ContractingChains:
         self._known: dict[Operation, bool] = {}
 
     def has(self, op: Operation) -> bool:
-        """Whether the chain from fused op `op` has a contraction."""
+        """Whether the chain from fused op `op` has a contraction run in several kernels."""
         if op not in self._known:
             self._known[op] = self._walk(op)
         return self._known[op]
