@@ -47,8 +47,12 @@ STRATEGIES = ("auto", "best-fit", "hill-climb", "exact")
 EXACT_TIME_LIMIT = 10.0
 """Seconds `strategy="exact"` searches by default."""
 
-AUTO_EXACT_MAX = 300
-"""`auto` runs the exact search on at most this many allocations..."""
+AUTO_EXACT_MAX = 4096
+"""
+`auto` runs the exact search on at most this many allocations (a training
+step of a few layers: on DeepSeek-V3's 2-layer step, 1,700 allocations, it
+packs the live peak where the heuristics leave 1.2-1.5 GB over, in 0.3-3.4 s)...
+"""
 
 AUTO_EXACT_NODES = 10
 """...visiting at most this many search nodes per allocation (a bound independent of the machine)."""

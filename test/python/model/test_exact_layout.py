@@ -94,6 +94,25 @@ def test_reaches_below_the_heuristics() -> None:
     assert result.proven_optimal
 
 
+@pytest.mark.parametrize("name", "JK")
+def test_auto_searches_on_past_a_few_hundred_allocations(name: str) -> None:
+    # `auto` (what the planning loop judges a plan's arena with) runs the
+    # node-bounded search on these 409 and 454 allocations too
+    path = MINIMALLOC / f"{name}.1048576.csv"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    allocations = read_instance(path)
+    assert len(allocations) > 300
+    heuristics = (
+        best_fit_by_size(allocations, 1),
+        hill_climb(allocations, 1),
+        dynamic_best_fit(allocations, 1),
+    )
+    auto = static_layout(allocations, alignment=1)
+    check_layout(allocations, auto, alignment=1)
+    assert auto.arena_bytes < min(layout.arena_bytes for layout in heuristics)
+
+
 @st.composite
 def packable(draw: st.DrawFn) -> tuple[list[Allocation], int]:
     """
