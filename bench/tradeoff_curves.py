@@ -114,7 +114,10 @@ def main() -> int:
             "floor ends results in the pool. Ours meets a target in addresses "
             "(its static layout's arena within it); a runtime in live bytes, "
             "and where the arena its best-fit allocator reaches is above the "
-            "target the cell gives it (the runtime would have to compact).",
+            "target the cell gives it (the runtime would have to compact). "
+            "For every policy, the update of an argument that entered outside "
+            "HBM ends in that argument's tier, where the next call reads it "
+            "(`Schedule.updates`).",
             "",
             *sections,
         ]

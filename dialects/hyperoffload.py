@@ -28,11 +28,14 @@ from typing import cast
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    DictionaryAttr,
+    IntegerAttr,
     IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.dialects.scf import IfOp, IndexSwitchOp
 from xdsl.ir import (
     Attribute,
@@ -72,6 +75,28 @@ i32`: the XLA and JAX convention for a donated buffer). A training step's
 parameters and optimizer states carry it: with `place-arguments`, a plan
 writes such a result back where its argument stays (`hyperoffload.planning.planner`).
 """
+
+
+def updated_results(function: FuncOp) -> dict[int, int]:
+    """
+    Argument index -> the position of the result holding its update, as
+    each argument's `ALIASING_ARG_ATTR` names it.
+
+    ```mlir
+    func.func @step(%w: tensor<4xf32> {tf.aliasing_output = 1 : i32}) -> (f32, tensor<4xf32>)
+    ```
+    gives `{0: 1}`.
+    """
+    found: dict[int, int] = {}
+    arg_attrs = function.arg_attrs
+    for index, attrs in enumerate(arg_attrs.data if arg_attrs else ()):
+        assert isinstance(attrs, DictionaryAttr)
+        position = attrs.data.get(ALIASING_ARG_ATTR)
+        if isinstance(position, IntegerAttr):
+            found[index] = position.value.data
+    return found
+
+
 EXPERT_ATTR = "hyperoffload.expert"
 """
 A routed expert, `array<i64: layer, expert>`: on its weight arguments (the

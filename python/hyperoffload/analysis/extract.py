@@ -57,6 +57,7 @@ from hyperoffload.dialects.hyperoffload import (
     RemoteType,
     StoreOp,
     TierAttr,
+    updated_results,
 )
 from hyperoffload.dialects.provenance import generalised_from, written_as
 from hyperoffload.dialects.residency import describe
@@ -123,6 +124,9 @@ class _Extractor:
         self.compute_of_op: dict[OpIndex, ComputeStep] = {}  # op -> its compute step
         self.forward_end: int | None = None
         self.fresh: set[SSAValue] = set()  # inits each consumer writes afresh
+        self.updates: dict[
+            int, int
+        ] = {}  # argument buffer -> its update's (`Schedule.updates`)
 
     def new_buffer(
         self, value: SSAValue, nbytes: int, tier: str, kind: BufferKind, **extra: object
@@ -155,7 +159,18 @@ class _Extractor:
             self._op(index, op)
         self._implicit_frees()
         name = self.function.sym_name.data
-        return Schedule(name, self.buffers, self.steps, self.forward_end)
+        return Schedule(name, self.buffers, self.steps, self.forward_end, self.updates)
+
+    def _updates(self, ret: func.ReturnOp) -> None:
+        """Each argument's buffer -> its update's, where it names a returned buffer of its own."""
+        args = self.function.args
+        for index, position in updated_results(self.function).items():
+            if index >= len(args) or position >= len(ret.operands):
+                continue
+            argument = self.buffer_of.get(args[index])
+            result = self.buffer_of.get(ret.operands[position])
+            if argument is not None and result is not None and argument != result:
+                self.updates[argument] = result
 
     def _use_positions(self, body: list[Operation]) -> dict[SSAValue, int]:
         """The position of the last top-level op that reads each value."""
@@ -233,6 +248,7 @@ class _Extractor:
             for value in op.operands:
                 if value in self.buffer_of:
                     self.buffers[self.buffer_of[value]].pinned = True
+            self._updates(op)
             return
         if self.costs.is_view(op):
             source = self.buffer_of.get(op.operands[0])

@@ -162,4 +162,6 @@ def apply_moves(
         else:
             steps.append(step)
     steps.extend(preceding(compute_index + 1))
-    return Schedule(schedule.function, buffers, steps, schedule.forward_end)
+    return Schedule(
+        schedule.function, buffers, steps, schedule.forward_end, schedule.updates
+    )

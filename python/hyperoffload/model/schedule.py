@@ -139,6 +139,13 @@ class Schedule:
     steps: list[Step]
     forward_end: int | None = None
     """Index of the step that ends the forward pass (for training steps), if known."""
+    updates: dict[int, int] = field(default_factory=dict[int, int])
+    """
+    Argument buffer -> the buffer of the result holding its update (the
+    argument names it, `tf.aliasing_output`): the next call reads that
+    result as this argument, so a run that took the argument from its tier
+    leaves the update there too (`hyperoffload.sim.simulator`).
+    """
 
     def working_sets(self) -> Iterator[tuple[Compute, int]]:
         """Each compute step with the bytes it needs in HBM (its inputs and outputs)."""
@@ -156,6 +163,11 @@ class Schedule:
             "version": SCHEDULE_VERSION,
             "function": self.function,
             "forward_end": self.forward_end,
+            **(
+                {"updates": [[a, r] for a, r in self.updates.items()]}
+                if self.updates
+                else {}
+            ),
             "buffers": [asdict(b) for b in self.buffers],
             "steps": [_step_json(s) for s in self.steps],
         }
@@ -210,6 +222,7 @@ class Schedule:
             buffers=buffers,
             steps=steps,
             forward_end=forward_end,
+            updates=_updates(data.get("updates", []), buffers),
         )
 
     @staticmethod
@@ -236,7 +249,7 @@ class ScheduleError(ValueError):
         self.where = where
 
 
-_TOP_KEYS = ("version", "function", "forward_end", "buffers", "steps")
+_TOP_KEYS = ("version", "function", "forward_end", "updates", "buffers", "steps")
 _COMPRESSIONS = tuple(c.value for c in Compression)
 
 
@@ -352,6 +365,25 @@ def _tier(raw: dict[str, Any], key: str, where: str) -> Tier:
         tiers = ", ".join(Tier)
         raise ValueError(f"{where}: '{key}' must be one of {tiers}, not {value!r}")
     return Tier(value)
+
+
+def _updates(raw: Any, buffers: list[Buffer]) -> dict[int, int]:
+    """The `updates` field: `[argument, result]` pairs of buffer ids."""
+    if not isinstance(raw, list):
+        raise ValueError(f"updates: expected a list, not {_json_type(raw)}")
+    updates: dict[int, int] = {}
+    for index, pair in enumerate(cast(list[Any], raw)):
+        if (
+            not isinstance(pair, list)
+            or len(cast(list[Any], pair)) != 2
+            or not all(_is_count(b) and b < len(buffers) for b in cast(list[Any], pair))
+        ):
+            raise ValueError(
+                f"updates[{index}]: expected [argument, result], two buffer ids "
+                f"below {len(buffers)}, not {pair!r}"
+            )
+        updates[pair[0]] = pair[1]
+    return updates
 
 
 def _check_keys(raw: dict[str, Any], known: set[str], where: str) -> None:

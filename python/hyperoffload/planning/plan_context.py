@@ -16,30 +16,18 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import BlockArgument, SSAValue
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import CATEGORY_ATTR, ProgramGraph, ValueInfo
-from hyperoffload.dialects.hyperoffload import ALIASING_ARG_ATTR, RemoteType
+from hyperoffload.dialects.hyperoffload import RemoteType, updated_results
 from hyperoffload.model.compression import Compressed, transfer_time
 from hyperoffload.model.hardware import Hardware, Link
 from hyperoffload.planning.plan import PlanError, PlanOptions, Simulations
 from hyperoffload.planning.recipes import RecipeBuilder
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.support.tiers import Tier
-
-
-def _updated_by(graph: ProgramGraph) -> dict[int, int]:
-    """Argument index -> the position of the result holding its update (`ALIASING_ARG_ATTR`)."""
-    arg_attrs = graph.function.arg_attrs
-    found: dict[int, int] = {}
-    for index, attrs in enumerate(arg_attrs.data if arg_attrs else ()):
-        assert isinstance(attrs, DictionaryAttr)
-        position = attrs.data.get(ALIASING_ARG_ATTR)
-        if isinstance(position, IntegerAttr):
-            found[index] = position.value.data
-    return found
 
 
 def kv_results(graph: ProgramGraph) -> list[bool]:
@@ -180,7 +168,7 @@ class PlanContext:
         if not (self.placing() and options.offload and options.solver == "heuristic"):
             return {}
         results = {t[0]: t for t in self.tagged_results}
-        updated_by = _updated_by(self.graph)
+        updated_by = updated_results(self.graph.function)
         found: dict[int, tuple[int, ValueInfo, Tier]] = {}
         for info in self.tagged_arguments():
             assert isinstance(info.value, BlockArgument)

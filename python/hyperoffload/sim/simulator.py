@@ -41,7 +41,10 @@ each compute step, the buffers read within the next `horizon` compute steps
 (earliest read first), into free memory or by evicting buffers that need no
 store and are read later; a read waits for its prefetch only if it is late.
 A result the runtime evicted ends the run in the pool (a relaxation in its
-favour: the contract wants results in HBM).
+favour: the contract wants results in HBM). Under every policy, the update
+of an argument that entered outside HBM ends in the argument's tier
+(`Schedule.updates`: the next call reads it there): where the schedule does
+not store it itself, it is written back after the last step touching it.
 
 ```python
 result = simulate(schedule, load_hardware("ascend-910c"), capacity=32 * 10**9)
@@ -386,6 +389,8 @@ class _Cache(_Links):
     def _setup(self) -> None:
         super()._setup()
         self.has_copy: set[int] = set()  # device buffers with a copy in another tier
+        self.write_back: dict[int, str] = {}  # update -> the tier it must end in
+        self.written_back: dict[int, float] = {}  # update -> when its copy is there
         self.computes = (  # the index of each compute step
             [i for i, s in enumerate(self.schedule.steps) if isinstance(s, Compute)]
             if self.runtime
@@ -425,7 +430,11 @@ class _Cache(_Links):
 
     def _dirty(self, buffer: int) -> bool:
         """Evicting it needs a store first."""
-        return self._live(buffer) and buffer not in self.has_copy
+        return (
+            self._live(buffer)
+            and buffer not in self.has_copy
+            and buffer not in self.written_back
+        )
 
     def _make_room(self, size: int, keep: set[int]) -> None:
         """Evict buffers the current step does not need until `size` fits."""
@@ -467,7 +476,9 @@ class _Cache(_Links):
             heapq.heappush(self.by_next, entry)
 
     def _evict(self, victim: int) -> None:
-        if self._dirty(victim):
+        if victim in self.written_back:  # its copy is on the way: wait for it
+            self.now = max(self.now, self.written_back[victim])
+        elif self._dirty(victim):
             tier = self._tier_of(victim)
             end = self._start_transfer(victim, tier, to_device=False, name="evict")
             self.now = max(self.now, end)  # the swap-out completes before the free
@@ -507,6 +518,8 @@ class _Cache(_Links):
             )
 
     def _tier_of(self, buffer: int) -> str:
+        if buffer in self.write_back:
+            return self.write_back[buffer]
         home = self.buffers[buffer].home
         return home if home != Tier.HBM else self.hw.offload_tier
 
@@ -611,6 +624,7 @@ class _Run(_Transfers):
     def _setup(self) -> None:
         super()._setup()
         self.interconnect_free = 0.0
+        self.last_touched: dict[int, list[int]] = {}  # step -> updates it touches last
 
     def run(self) -> SimResult:
         self._enter()
@@ -620,6 +634,8 @@ class _Run(_Transfers):
             if isinstance(step, Compute):
                 compute_index += 1
                 self._compute(step, compute_index)
+                for update in self.last_touched.get(index, ()):
+                    self._write_back(update)
             elif isinstance(step, Transfer):
                 self._transfer(step)
             elif isinstance(step, Wait):
@@ -641,6 +657,53 @@ class _Run(_Transfers):
                 self._allocate(buffer.id, set())
             elif buffer.initial:
                 self.copy_ready[buffer.id] = 0.0
+        self._updates_to_write_back()
+
+    def _updates_to_write_back(self) -> None:
+        """
+        The calling contract of a training step (`Schedule.updates`): the
+        update of an argument that entered outside HBM ends in the
+        argument's tier, as the next call reads it there. Where the
+        schedule stores it itself, that store is its write-back; otherwise
+        the run writes it back after the last step touching it (a runtime's
+        write-back of its dirty results, as ZeRO-Offload streams updated
+        states out).
+        """
+        stored = {
+            s.source
+            for s in self.schedule.steps
+            if isinstance(s, Transfer) and not s.to_device
+        }
+        for argument, update in self.schedule.updates.items():
+            entered = self.buffers[argument]
+            if (
+                argument in self.resident
+                or update in stored
+                or self.buffers[update].tier != Tier.HBM
+            ):
+                continue
+            tier = entered.tier if entered.tier != Tier.HBM else self._tier_of(argument)
+            self.write_back[update] = tier
+        last: dict[int, int] = {}
+        for index, step in enumerate(self.schedule.steps):
+            if isinstance(step, Compute):
+                for buffer in (*step.allocs, *step.reads):
+                    if buffer in self.write_back:
+                        last[buffer] = index
+        for update, index in last.items():
+            self.last_touched.setdefault(index, []).append(update)
+
+    def _write_back(self, update: int) -> None:
+        """Store `update` to its argument's tier, the compute stream going on."""
+        if update not in self.resident or update in self.has_copy:
+            return  # evicted already, stored to that tier
+        self.written_back[update] = self._start_transfer(
+            update,
+            self.write_back[update],
+            to_device=False,
+            name=f"write back {self.buffers[update].name}",
+            not_before=self.ready.get(update, 0.0),
+        )
 
     def _finish(self) -> None:
         """Return what is still held, and take the makespan and the bounds."""

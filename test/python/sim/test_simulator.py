@@ -345,3 +345,62 @@ def test_an_ssd_transfer_also_occupies_the_host_link(ctx: Context) -> None:
     ]
     assert result.transfers == 2
     assert result.bytes_to_device == 2048
+
+
+UPDATE = f"""
+func.func @step(%x: {T}, %w: {T} {{hyperoffload.tier = #hyperoffload.tier<remote>, tf.aliasing_output = 1 : i32}}) -> ({T}, {T}) {{
+  %y = arith.mulf %x, %w : {T}
+  %u = arith.subf %w, %y : {T}
+  func.return %y, %u : {T}, {T}
+}}"""
+
+
+@pytest.mark.parametrize("policy", ["reactive-lru", "runtime-prefetch", "distance"])
+def test_an_update_ends_where_its_argument_came_from(
+    ctx: Context, hardware: Hardware, policy: str
+) -> None:
+    # w enters in the pool and names u as its update: the next call reads u
+    # there. w is fetched (10.24 us), mulf and subf run 3.072 us each (to
+    # 16.384 us), then u is written back (1024 B, 10.24 us): 26.624 us.
+    _, stripped = schedules(ctx, hardware, UPDATE)
+    assert len(stripped.updates) == 1
+    result = run(ctx, hardware, UPDATE, policy)
+    assert result.bytes_to_device == 1024
+    assert result.bytes_to_remote == 1024
+    assert result.makespan_s == pytest.approx(26.624 * US)
+    # with the arguments resident, the update is returned in HBM
+    resident = run(
+        ctx, hardware, UPDATE, policy, None, PolicyOptions(resident_arguments=True)
+    )
+    assert resident.transfers == 0
+    assert resident.makespan_s == pytest.approx(6.144 * US)
+
+
+WRITTEN_BACK = f"""
+func.func @step(%x: {T}, %w: {R} {{tf.aliasing_output = 1 : i32}}) -> ({T}, {R}) {{
+  %wd = hyperoffload.prefetch %w : {R} -> {T}
+  %y = arith.mulf %x, %wd : {T}
+  %u = arith.subf %wd, %y : {T}
+  %h = hyperoffload.store %u : {T} -> {R}
+  hyperoffload.detach %u : {T}
+  func.return %y, %h : {T}, {R}
+}}"""
+
+
+def test_a_plan_that_writes_the_update_back_is_not_written_back_again(
+    ctx: Context, hardware: Hardware
+) -> None:
+    # as the planner writes it: the caller receives the stored copy
+    result = run(ctx, hardware, WRITTEN_BACK, "plan")
+    assert result.bytes_to_remote == 1024
+    assert result.makespan_s == pytest.approx(26.624 * US)
+
+
+def test_updates_survive_json(ctx: Context, hardware: Hardware) -> None:
+    _, stripped = schedules(ctx, hardware, UPDATE)
+    assert Schedule.loads(stripped.dumps()).updates == stripped.updates
+    text = stripped.dumps().replace('"updates": [', '"updates": [[0, 99], ')
+    with pytest.raises(
+        ValueError, match=r"updates\[0\]: expected \[argument, result\]"
+    ):
+        Schedule.loads(text)
