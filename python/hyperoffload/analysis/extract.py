@@ -124,9 +124,8 @@ class _Extractor:
         self.compute_of_op: dict[OpIndex, ComputeStep] = {}  # op -> its compute step
         self.forward_end: int | None = None
         self.fresh: set[SSAValue] = set()  # inits each consumer writes afresh
-        self.updates: dict[
-            int, int
-        ] = {}  # argument buffer -> its update's (`Schedule.updates`)
+        # argument buffer -> its update's (`Schedule.updates`)
+        self.updates: dict[int, int] = {}
 
     def new_buffer(
         self, value: SSAValue, nbytes: int, tier: str, kind: BufferKind, **extra: object
