@@ -47,11 +47,13 @@ STRATEGIES = ("auto", "best-fit", "hill-climb", "exact")
 EXACT_TIME_LIMIT = 10.0
 """Seconds `strategy="exact"` searches by default."""
 
-AUTO_EXACT_MAX = 4096
+AUTO_EXACT_MAX = 2048
 """
 `auto` runs the exact search on at most this many allocations (a training
 step of a few layers: on DeepSeek-V3's 2-layer step, 1,700 allocations, it
-packs the live peak where the heuristics leave 1.2-1.5 GB over, in 0.3-3.4 s)...
+packs the live peak where the heuristics leave 1.2-1.5 GB over, in 0.3-3.4 s;
+on the 3,000 of a 32-layer LLaMA-3-8B step it took up to 15 s an arena, a
+planning loop laying out dozens)...
 """
 
 AUTO_EXACT_NODES = 10
