@@ -39,12 +39,12 @@ from hyperoffload.support.quantize import Compression
 from hyperoffload.support.strict_json import strict_dumps
 from hyperoffload.support.tiers import Tier
 
-SCHEDULE_VERSION = 3
+SCHEDULE_VERSION = 4
 """
 Version 2 added the optional `compress` and `codec_s` of transfers, version 3
-the optional `stream` of compute steps.
+the optional `stream` of compute steps, version 4 the optional `updates`.
 """
-READABLE_VERSIONS = (1, 2, 3)
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 BufferKind = Literal["argument", "constant", "activation", "prefetched", "copy"]
 Stream = Literal["compute", "interconnect"]

@@ -98,7 +98,7 @@ def test_collectives_overlap_compute_not_one_another() -> None:
 def test_the_stream_survives_json() -> None:
     schedule = _schedule()
     data = schedule.to_json()
-    assert data["version"] == 3
+    assert data["version"] == 4
     assert "stream" not in data["steps"][0]
     assert data["steps"][1]["stream"] == "interconnect"
     assert Schedule.from_json(data) == schedule
