@@ -159,15 +159,14 @@ class Schedule:
         return max((needed for _, needed in self.working_sets()), default=0)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "version": SCHEDULE_VERSION,
             "function": self.function,
             "forward_end": self.forward_end,
-            **(
-                {"updates": [[a, r] for a, r in self.updates.items()]}
-                if self.updates
-                else {}
-            ),
+        }
+        if self.updates:
+            data["updates"] = [[a, r] for a, r in self.updates.items()]
+        return data | {
             "buffers": [asdict(b) for b in self.buffers],
             "steps": [_step_json(s) for s in self.steps],
         }
@@ -373,11 +372,8 @@ def _updates(raw: Any, buffers: list[Buffer]) -> dict[int, int]:
         raise ValueError(f"updates: expected a list, not {_json_type(raw)}")
     updates: dict[int, int] = {}
     for index, pair in enumerate(cast(list[Any], raw)):
-        if (
-            not isinstance(pair, list)
-            or len(cast(list[Any], pair)) != 2
-            or not all(_is_count(b) and b < len(buffers) for b in cast(list[Any], pair))
-        ):
+        ids = cast(list[Any], pair) if isinstance(pair, list) else []
+        if len(ids) != 2 or not all(_is_count(b) and b < len(buffers) for b in ids):
             raise ValueError(
                 f"updates[{index}]: expected [argument, result], two buffer ids "
                 f"below {len(buffers)}, not {pair!r}"

@@ -669,12 +669,20 @@ class _Run(_Transfers):
         write-back of its dirty results, as ZeRO-Offload streams updated
         states out).
         """
-        stored = {
-            s.source
-            for s in self.schedule.steps
-            if isinstance(s, Transfer) and not s.to_device
-        }
-        for argument, update in self.schedule.updates.items():
+        updates = self.schedule.updates
+        if not updates:
+            return
+        results = set(updates.values())
+        stored: set[int] = set()  # buffers the schedule stores itself
+        last: dict[int, int] = {}  # update -> the last compute step touching it
+        for index, step in enumerate(self.schedule.steps):
+            if isinstance(step, Transfer) and not step.to_device:
+                stored.add(step.source)
+            elif isinstance(step, Compute):
+                for buffer in (*step.allocs, *step.reads):
+                    if buffer in results:
+                        last[buffer] = index
+        for argument, update in updates.items():
             entered = self.buffers[argument]
             if (
                 argument in self.resident
@@ -684,14 +692,8 @@ class _Run(_Transfers):
                 continue
             tier = entered.tier if entered.tier != Tier.HBM else self._tier_of(argument)
             self.write_back[update] = tier
-        last: dict[int, int] = {}
-        for index, step in enumerate(self.schedule.steps):
-            if isinstance(step, Compute):
-                for buffer in (*step.allocs, *step.reads):
-                    if buffer in self.write_back:
-                        last[buffer] = index
-        for update, index in last.items():
-            self.last_touched.setdefault(index, []).append(update)
+            if update in last:
+                self.last_touched.setdefault(last[update], []).append(update)
 
     def _write_back(self, update: int) -> None:
         """Store `update` to its argument's tier, the compute stream going on."""
