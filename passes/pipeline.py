@@ -37,6 +37,7 @@ from hyperoffload.planning.placement import MoveOptions
 from hyperoffload.planning.planner import PlanError
 from hyperoffload.planning.search import smallest_target
 from hyperoffload.sim.simulator import SimResult
+from hyperoffload.support.collector import fewer_collections
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,10 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
 
     def planned_functions(self, op: ModuleOp) -> list[PlannedFunction]:
         """Plan every function of `op` in place; each with its figures."""
+        with fewer_collections():
+            return self._planned_functions(op)
+
+    def _planned_functions(self, op: ModuleOp) -> list[PlannedFunction]:
         planned: list[PlannedFunction] = []
         try:
             hardware = self.load_hardware()

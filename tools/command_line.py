@@ -6,6 +6,7 @@ from collections.abc import Callable
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from hyperoffload.ir.diagnostics import Severity, format_diagnostic
+from hyperoffload.support.collector import fewer_collections
 
 
 def format_parse_error(err: ParseError) -> str:
@@ -22,7 +23,8 @@ def run_reporting_errors(tool: str, run: Callable[[], int | None]) -> int:
     2 on an internal error).
     """
     try:
-        status = run()
+        with fewer_collections():
+            status = run()
     except KeyboardInterrupt:
         return 130
     except (Exception, ArgSpecParseError) as err:  # noqa: BLE001 -- never a traceback

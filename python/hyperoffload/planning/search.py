@@ -6,8 +6,10 @@ places and simulates on the graph extracted once; none touches the IR.
 The criterion is monotone by construction: a target is met when some plan
 tried so far fits it (live bytes and arena) within the slowdown, so a larger target is
 met whenever a smaller one is. The bisection runs between the largest
-single-op working set and the unconstrained peak; the answer is the tried
-plan within the slowdown with the smallest arena. Each trial is reported as
+single-op working set and the unconstrained peak; while no plan is within
+the slowdown, the highest target is tried too, and where even its plan is
+too slow the search stops there (every lower target would be too). The
+answer is the tried plan within the slowdown with the smallest arena. Each trial is reported as
 a remark (target, planned peak and arena, slowdown, seconds).
 
 ```python
@@ -102,6 +104,12 @@ class TargetSearch:
             f"({tried.seconds:.2f} s)",
         )
 
+    def _highest_met(self, high: int) -> bool:
+        """Whether `high` is met, tried first where it was not."""
+        if not any(t.target == high for t in self.tried):
+            self.attempt(high)
+        return self.met(high)
+
     def run(self, steps: int = SEARCH_STEPS) -> Trial:
         reference = self.reference
         low = reference.bound_peak_bytes
@@ -113,6 +121,8 @@ class TargetSearch:
             self.attempt(middle)
             if self.met(middle):
                 high = middle
+            elif self.best() is None and not self._highest_met(high):
+                break  # too slow at the highest target: so at every one below
             else:  # infeasible or too slow: search above
                 low = middle
         best = self.best()
