@@ -196,12 +196,13 @@ class Hardware:
         return max(compute_s, memory) + self.op_overhead_s
 
     def link(self, tier: str) -> Link:
-        if tier not in self.links:
+        link = self.links.get(tier)  # pyright: ignore[reportArgumentType] -- a Tier hashes as its name
+        if link is None:
             raise HardwareError(
                 f"hardware '{self.name}' has no '{tier}' tier "
                 f"(it has: {', '.join(self.links) or 'none'})"
             )
-        return self.links[Tier(tier)]
+        return link
 
     @property
     def offload_tier(self) -> Tier:

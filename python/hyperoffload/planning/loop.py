@@ -557,12 +557,12 @@ class PlanningLoop:
         if key not in self._written:  # the same IR is written for it as before
             values: dict[SSAValue, SSAValue] = {}
             probe = self.function.clone(value_mapper=values)
-            costs = CostModel(self.hardware)
             block = probe.body.block  # the graph's kernels, on the clone's ops
             ops = dict(zip(self.graph.ops, block.ops, strict=True))
             fusion = self.graph.fusion.translated(block, ops, values)
             probed = replace(trial, plan=_translated(trial.plan, values))
             self._write_into(probe, list(block.ops), fusion, probed)
+            costs = self.graph.fusion.costs.for_clone(ops, values)
             schedule = extract_schedule(probe, costs)
             result = simulate(schedule, self.hardware, None, record=False)
             self._written[key] = (trial.plan, schedule, result)

@@ -40,19 +40,19 @@ plans = choose_tiers(plans, graph, hardware, (Tier.HOST, Tier.SSD))
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cache
 
 import numpy as np
-import numpy.typing as npt
 
 from hyperoffload.analysis.compression import value_compression
 from hyperoffload.analysis.lifetimes import Gap, ProgramGraph, ValueInfo
 from hyperoffload.model.compression import Compressed, transfer_time
 from hyperoffload.model.hardware import Hardware, Link
+from hyperoffload.planning.link_time import LinkTime
 from hyperoffload.planning.value_plan import ValuePlan
 from hyperoffload.support.tiers import OFFLOAD_TIERS, Tier
 
-_Floats = npt.NDArray[np.float64]
 _EPSILON = 1e-12
 """Seconds of link time below which a reservation counts as met."""
 
@@ -70,6 +70,9 @@ class _Copy:
 
     plan: ValuePlan
     compressed: Compressed | None
+    _times: dict[tuple[Tier, bool], float] = field(
+        default_factory=dict[tuple[Tier, bool], float], compare=False
+    )
 
     @property
     def bytes(self) -> int:
@@ -83,27 +86,39 @@ class _Copy:
         When a store (or fetch) of it through `tier`'s link is done, at the
         bandwidth left while the other direction is busy (`duplex_efficiency`:
         the chooser cannot know that it will not be, and a plan's stores and
-        fetches do overlap).
+        fetches do overlap); remembered per tier and direction (a copy is
+        priced on one hardware).
         """
-        link = _shared(hardware.link(tier))
-        return transfer_time(link, self.plan.info.bytes, to_device, self.compressed)
+        known = self._times.get((tier, to_device))
+        if known is None:
+            link = _shared(hardware.link(tier))
+            known = transfer_time(
+                link, self.plan.info.bytes, to_device, self.compressed
+            )
+            self._times[(tier, to_device)] = known
+        return known
 
     def round_trip(self, hardware: Hardware, tier: Tier) -> float:
         return self.time(hardware, tier, False) + self.time(hardware, tier, True)
 
 
 class _Room:
-    """Capacity and link time left in each tier, per op."""
+    """
+    Capacity and link time left in each tier, per op; a tier with room for
+    all `most` bytes there are to place is not counted (it cannot fill).
+    """
 
-    def __init__(self, graph: ProgramGraph, hardware: Hardware):
+    def __init__(self, graph: ProgramGraph, hardware: Hardware, most: int):
         self.hw = hardware
         self.ops = len(graph.ops)
         times = np.asarray(graph.op_time, dtype=np.float64)
         self.resident = {
-            t: np.zeros(max(self.ops, 1), np.int64) for t in hardware.links
+            t: np.zeros(max(self.ops, 1), np.int64)
+            for t, link in hardware.links.items()
+            if link.capacity < most
         }
         self.free = {
-            (t, to_device): times.copy()
+            (t, to_device): LinkTime(times)
             for t in hardware.links
             for to_device in (False, True)
         }
@@ -112,19 +127,22 @@ class _Room:
 
     def fits(self, tier: Tier, nbytes: int, span: tuple[int, int]) -> bool:
         """Whether `nbytes` more stay within `tier`'s capacity over `span`."""
+        if tier not in self.resident:
+            return True
         held = self.resident[tier][span[0] : span[1]]
         most = int(held.max()) if held.size else 0
         return most + nbytes <= self.hw.link(tier).capacity
 
     def hold(self, tier: Tier, nbytes: int, span: tuple[int, int]) -> None:
-        self.resident[tier][span[0] : span[1]] += nbytes
+        if tier in self.resident:
+            self.resident[tier][span[0] : span[1]] += nbytes
 
     # link time
 
     def legs(
         self, copy: _Copy, tier: Tier, to_device: bool
-    ) -> list[tuple[_Floats, float]]:
-        """The link-time arrays one transfer draws on, with the seconds it needs of each."""
+    ) -> list[tuple[LinkTime, float]]:
+        """The link times one transfer draws on, with the seconds it needs of each."""
         legs = [(self.free[(tier, to_device)], copy.time(self.hw, tier, to_device))]
         staged = self.hw.link(tier).staged_through
         if staged is not None:
@@ -135,10 +153,10 @@ class _Room:
 
     def transfers(
         self, copy: _Copy, tier: Tier
-    ) -> list[tuple[_Floats, int, int, float, bool]]:
-        """(array, first op, end op, seconds, backward) of each transfer of a copy."""
+    ) -> list[tuple[LinkTime, int, int, float, bool]]:
+        """(link time, first op, end op, seconds, backward) of each transfer of a copy."""
         plan = copy.plan
-        needs: list[tuple[_Floats, int, int, float, bool]] = []
+        needs: list[tuple[LinkTime, int, int, float, bool]] = []
         if plan.stored:  # a store, from right after the producer
             end = plan.gaps[0].before if plan.gaps else self.ops
             first = max(plan.info.producer + 1, 0)
@@ -160,21 +178,14 @@ class _Room:
             if (store if index == 0 else 0.0) + fetch > gap.time_s:
                 return False
         return all(
-            float(free[low:high].sum()) >= seconds - _EPSILON
+            free.total(low, high) >= seconds - _EPSILON
             for free, low, high, seconds, _ in self.transfers(copy, tier)
         )
 
     def reserve(self, copy: _Copy, tier: Tier) -> None:
         """Take the link time a copy's transfers need (what is left, if short)."""
         for free, low, high, seconds, backward in self.transfers(copy, tier):
-            window = free[low:high][::-1] if backward else free[low:high]
-            if window.size == 0:
-                continue
-            taken = np.cumsum(window)
-            full = int(np.searchsorted(taken, seconds))
-            window[: min(full, window.size)] = 0.0
-            if full < window.size:
-                window[full] = taken[full] - seconds
+            free.take(low, high, seconds, backward)
 
     def take(self, copy: _Copy, tier: Tier, span: tuple[int, int]) -> None:
         """Hold a copy in `tier` over `span` and reserve its link time."""
@@ -182,6 +193,7 @@ class _Room:
         self.reserve(copy, tier)
 
 
+@cache
 def _shared(link: Link) -> Link:
     """`link` with the bandwidth each direction keeps while the other is busy."""
     if link.duplex_efficiency >= 1:
@@ -221,15 +233,16 @@ def choose_tiers(
     go (tiers the hardware lacks are ignored); `stay`: arguments that live in
     a tier for the whole call and that no plan moves (they take capacity).
     """
-    room = _Room(graph, hardware)
+    copies = [
+        _Copy(p, value_compression(p.info.value, p.compress, hardware)) for p in plans
+    ]
+    most = sum(c.bytes for c in copies) + sum(info.bytes for info in stay)
+    room = _Room(graph, hardware, most)
     tiers = [t for t in allowed if t in hardware.links]
     ops = len(graph.ops)
     for info in stay:
         if info.tier in hardware.links:
             room.hold(info.tier, info.bytes, (0, ops))
-    copies = [
-        _Copy(p, value_compression(p.info.value, p.compress, hardware)) for p in plans
-    ]
     chosen: dict[int, ValuePlan | None] = {}
     callers = [i for i, p in enumerate(plans) if _own_tier(p) is not None]
     for index in sorted(callers, key=lambda i: _first_use(plans[i], ops)):

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from hyperoffload.analysis.cost import (
     NO_COST,
@@ -340,3 +340,33 @@ def test_a_kernel_prices_contractions_at_attention_efficiency(ctx: Context):
     assert costs.kernel(r, [work], attention=False).time_s == pytest.approx(
         (2.048 + 1) * US
     )
+
+
+CHAIN = """func.func @f(%x: tensor<256xf32>, %y: tensor<256xf32>) -> tensor<256xf32> {
+  %a = arith.mulf %x, %x : tensor<256xf32>
+  %b = arith.addf %a, %y : tensor<256xf32>
+  func.return %b : tensor<256xf32>
+}"""
+
+
+def test_a_clone_keeps_the_work_measured_unless_its_operands_changed(ctx: Context):
+    function = main_function(parse_mlir(ctx, CHAIN, "t.mlir"))
+    costs = CostModel(HARDWARE)
+    originals = list(function.body.block.ops)
+    for op in originals:
+        costs.work(op)
+    values: dict[SSAValue, SSAValue] = {}
+    clone = function.clone(value_mapper=values)
+    clones = list(clone.body.block.ops)
+    a, b = clones[0], clones[1]
+    b.operands[1] = b.operands[0]  # rewired: %b now reads %a twice
+    known = costs.for_clone(dict(zip(originals, clones, strict=True)), values)
+    work = known.work(a)
+    assert work is not None
+    assert work.reads == (a.operands[0],)  # the clone's %x, not the original's
+    assert work.writes == (a.results[0],)
+    assert a in known._work  # pyright: ignore[reportPrivateUsage]
+    assert b not in known._work  # pyright: ignore[reportPrivateUsage]
+    rewired = known.work(b)  # measured again, on what it reads now
+    assert rewired is not None
+    assert rewired.reads == (a.results[0],)
