@@ -142,7 +142,8 @@ class PipelinePass(InsertOptions, MoveWindowOptions, ModulePass):
                     move = options.move
                     assert move is not None
                     move_window(loop.function, hardware, move)
-                if self.max_slowdown is None:  # a search reports its own answer
+                # a search's answer is its own remark, unless it misses the HBM
+                if self.max_slowdown is None or not trial.fits(capacity):
                     warn_if_unmet(self.name, loop, trial)
                 written, reference = remark_written(self.name, loop)
                 program = Program(op, hardware, loop.function.sym_name.data)
