@@ -1,10 +1,11 @@
 """
 Link time left at each op in one direction of one link, taken greedily:
 a fetch from the ops right before its use (nearest first), a store from
-the ops right after its producer. Ops whose time is all taken are skipped
-(each points to the nearest op on either side with time left, as a
-disjoint-set forest), so a link that is busy for most of a long program
-costs each transfer only the ops it takes from, not its whole window.
+the ops right after its producer, a chunk of ops at a time. Ops whose time
+is all taken are skipped (each points to the nearest op on either side with
+time left, as a disjoint-set forest), so a link that is busy for most of a
+long program costs each transfer the chunks it takes from, not its whole
+window.
 
 ```python
 link = LinkTime(np.array([1e-3, 1e-3, 1e-3]))
@@ -20,6 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 _Floats = npt.NDArray[np.float64]
+
+CHUNK = 64
+"""Ops one look at the link time spans, at most."""
 
 
 class LinkTime:
@@ -41,37 +45,45 @@ class LinkTime:
         """
         Take `seconds` from ops `low` to `high` (excluded), from the last op
         back (`backward`) or from the first on; all that is left, if short.
+        Each look spans up to `CHUNK` ops, from the nearest op with time left.
         """
-        free = self.free
         need = seconds
         if backward:
             slot = _root(self._before, high)
             while need > 0 and slot > low:
-                op = slot - 1
-                have = float(free[op])
-                if have > need:
-                    free[op] = have - need
-                    return
-                need -= have
-                self._taken(op)
-                slot = _root(self._before, op)
+                start = max(low, slot - CHUNK)
+                need = self._spend(start, slot, need, True)
+                slot = _root(self._before, start)
         else:
             slot = _root(self._after, low)
             while need > 0 and slot < high:
-                op = slot
-                have = float(free[op])
-                if have > need:
-                    free[op] = have - need
-                    return
-                need -= have
-                self._taken(op)
-                slot = _root(self._after, op + 1)
+                end = min(high, slot + CHUNK)
+                need = self._spend(slot, end, need, False)
+                slot = _root(self._after, end)
 
-    def _taken(self, op: int) -> None:
-        """Op `op` has no time left: both walks skip it from now on."""
-        self.free[op] = 0.0
-        self._before[op + 1] = op
-        self._after[op] = op + 1
+    def _spend(self, start: int, end: int, need: float, backward: bool) -> float:
+        """
+        Take up to `need` from ops `start` to `end` (excluded), from the end
+        back or from the start on; what is still needed after them.
+        """
+        window = self.free[start:end][::-1] if backward else self.free[start:end]
+        taken = np.cumsum(window)
+        full = int(np.searchsorted(taken, need))
+        spent = min(full, window.size)  # ops left with no time
+        window[:spent] = 0.0
+        if backward:
+            self._all_taken(end - spent, end)
+        else:
+            self._all_taken(start, start + spent)
+        if full < window.size:
+            window[full] = taken[full] - need
+            return 0.0
+        return need - float(taken[-1])
+
+    def _all_taken(self, start: int, end: int) -> None:
+        """Ops `start` to `end` (excluded) have no time left: both walks skip them."""
+        self._before[start + 1 : end + 1] = range(start, end)
+        self._after[start:end] = range(start + 1, end + 1)
 
 
 def _root(parent: list[int], slot: int) -> int:

@@ -64,15 +64,28 @@ def _own_tier(plan: ValuePlan) -> Tier | None:
     return plan.info.tier if plan.initially_out else None
 
 
+@dataclass
+class _Prices:
+    """
+    What every copy of one size and compression costs on one hardware's
+    links (computed once per tier and direction), and the order of its tiers.
+    """
+
+    seconds: dict[tuple[Tier, bool], float] = field(
+        default_factory=dict[tuple[Tier, bool], float]
+    )
+    by_speed: dict[tuple[Tier, ...], list[Tier]] = field(
+        default_factory=dict[tuple[Tier, ...], list[Tier]]
+    )
+
+
 @dataclass(frozen=True)
 class _Copy:
     """One plan's copy as its tier sees it: the bytes it holds and moves."""
 
     plan: ValuePlan
     compressed: Compressed | None
-    _times: dict[tuple[Tier, bool], float] = field(
-        default_factory=dict[tuple[Tier, bool], float], compare=False
-    )
+    prices: _Prices = field(default_factory=_Prices, compare=False)
 
     @property
     def bytes(self) -> int:
@@ -86,16 +99,16 @@ class _Copy:
         When a store (or fetch) of it through `tier`'s link is done, at the
         bandwidth left while the other direction is busy (`duplex_efficiency`:
         the chooser cannot know that it will not be, and a plan's stores and
-        fetches do overlap); remembered per tier and direction (a copy is
-        priced on one hardware).
+        fetches do overlap); remembered in its `prices`.
         """
-        known = self._times.get((tier, to_device))
+        seconds = self.prices.seconds
+        known = seconds.get((tier, to_device))
         if known is None:
             link = _shared(hardware.link(tier))
             known = transfer_time(
                 link, self.plan.info.bytes, to_device, self.compressed
             )
-            self._times[(tier, to_device)] = known
+            seconds[(tier, to_device)] = known
         return known
 
     def round_trip(self, hardware: Hardware, tier: Tier) -> float:
@@ -233,9 +246,12 @@ def choose_tiers(
     go (tiers the hardware lacks are ignored); `stay`: arguments that live in
     a tier for the whole call and that no plan moves (they take capacity).
     """
-    copies = [
-        _Copy(p, value_compression(p.info.value, p.compress, hardware)) for p in plans
-    ]
+    prices: dict[tuple[int, Compressed | None], _Prices] = {}
+    copies: list[_Copy] = []
+    for plan in plans:
+        compressed = value_compression(plan.info.value, plan.compress, hardware)
+        same = prices.setdefault((plan.info.bytes, compressed), _Prices())
+        copies.append(_Copy(plan, compressed, same))
     most = sum(c.bytes for c in copies) + sum(info.bytes for info in stay)
     room = _Room(graph, hardware, most)
     tiers = [t for t in allowed if t in hardware.links]
@@ -268,13 +284,16 @@ def choose_tiers(
         copy, span = copies[index], _span(plans[index], ops)
         fastest = _by_speed(copy, tiers, hardware)
         with_room = [t for t in fastest if room.fits(t, copy.bytes, span)]
-        hidden = [
-            t
-            for t in reversed(with_room)
-            if (t == with_room[0] or _bandwidth_bound(copy, t, hardware))
-            and room.hides(copy, t)
-        ]
-        tier = (hidden or with_room or [None])[0]
+        slowest_hidden = next(
+            (
+                t
+                for t in reversed(with_room)
+                if (t == with_room[0] or _bandwidth_bound(copy, t, hardware))
+                and room.hides(copy, t)
+            ),
+            None,
+        )
+        tier = slowest_hidden or (with_room or [None])[0]
         if tier is not None:
             room.take(copy, tier, span)
         chosen[index] = None if tier is None else replace(copy.plan, tier=tier)
@@ -310,6 +329,11 @@ def _first_use(plan: ValuePlan, ops: int) -> int:
 
 def _by_speed(copy: _Copy, tiers: Sequence[Tier], hardware: Hardware) -> list[Tier]:
     """`tiers`, the fastest round trip of `copy` first (ties: `OFFLOAD_TIERS` order)."""
-    return sorted(
-        tiers, key=lambda t: (copy.round_trip(hardware, t), OFFLOAD_TIERS.index(t))
-    )
+    key = tuple(tiers)
+    known = copy.prices.by_speed.get(key)
+    if known is None:
+        known = sorted(
+            tiers, key=lambda t: (copy.round_trip(hardware, t), OFFLOAD_TIERS.index(t))
+        )
+        copy.prices.by_speed[key] = known
+    return known
