@@ -240,8 +240,9 @@ def is_init(value: SSAValue) -> bool:
 def read_operands(op: LinalgStructuredOperation) -> list[SSAValue]:
     """Inputs, and each `outs` init the body reads that is not a fresh init."""
     block = op.body.block
-    reads = [v for v in op.inputs if tensor_type(v) is not None]
-    first_out = len(op.inputs)
+    inputs = op.inputs
+    reads = [v for v in inputs if tensor_type(v) is not None]
+    first_out = len(inputs)
     for position, init in enumerate(op.outputs):
         argument = block.args[first_out + position]
         if argument.uses and not is_init(init):

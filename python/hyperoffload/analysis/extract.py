@@ -112,6 +112,7 @@ class _Extractor:
         self.buffer_of: dict[SSAValue, int] = {}
         self.owners: list[SSAValue] = []  # buffer -> the value it was made for
         self.uses: dict[SSAValue, int] = {}  # value -> last top-level op reading it
+        self.reads: dict[Operation, list[SSAValue]] = {}  # op -> what it reads
         self.buffer_last: dict[int, int] = {}  # buffer -> last op reading any alias
         self.unallocated: set[int] = set()  # tensor.empty buffers not yet written
         self.pending: dict[
@@ -172,10 +173,14 @@ class _Extractor:
                 self.updates[argument] = result
 
     def _use_positions(self, body: list[Operation]) -> dict[SSAValue, int]:
-        """The position of the last top-level op that reads each value."""
+        """
+        The position of the last top-level op that reads each value (what
+        each op reads kept for `_compute`).
+        """
         last: dict[SSAValue, int] = {}
         for index, op in enumerate(body):
-            for operand in self.fusion.reads(op):
+            self.reads[op] = self.fusion.reads(op)
+            for operand in self.reads[op]:
                 last[operand] = index
         return last
 
@@ -313,7 +318,7 @@ class _Extractor:
         reads: list[int] = []
         allocs: list[int] = []
         readers: dict[int, tuple[str, str]] = {}
-        for operand in self.fusion.reads(op):
+        for operand in self.reads[op]:
             if operand in self.fresh:  # the op writes its result into a new buffer
                 continue
             buffer = self.buffer_of.get(operand)
