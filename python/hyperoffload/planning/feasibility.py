@@ -61,11 +61,12 @@ def simulated(ctx: PlanContext, plans: list[ValuePlan]) -> SimResult:
     """
     if ctx.simulations is None:
         return simulate(schedule(ctx, plans), ctx.hw, None, record=False)
+    results = ctx.simulations.results
     key = (ctx.options.prefetch_distance, tuple(p.key() for p in plans))
-    if key not in ctx.simulations:
+    if key not in results:
         result = simulate(schedule(ctx, plans), ctx.hw, None, record=False)
-        ctx.simulations[key] = (list(plans), result)
-    return ctx.simulations[key][1]
+        results[key] = (list(plans), result)
+    return results[key][1]
 
 
 def combined(
@@ -73,9 +74,21 @@ def combined(
 ) -> list[ValuePlan]:
     """
     The plans `chosen` and the candidates `taken` make together (`merge`),
-    each copy's tier chosen (`tiered`): what is judged.
+    each copy's tier chosen (`tiered`): what is judged. Once per set of
+    plans and options (but the target), where the planner keeps
+    `simulations`.
     """
-    return tiered(ctx, chosen + merge(ctx, chosen, taken))
+    if ctx.simulations is None:
+        return tiered(ctx, chosen + merge(ctx, chosen, taken))
+    known = ctx.simulations.combined
+    key = (
+        replace(ctx.options, target=0),
+        tuple(p.key() for p in chosen),
+        tuple(p.key() for p in taken),
+    )
+    if key not in known:
+        known[key] = tiered(ctx, chosen + merge(ctx, chosen, taken))
+    return list(known[key])
 
 
 def smallest_prefix(

@@ -171,7 +171,7 @@ class PlanningLoop:
         """The ranked planner's trials (`_heuristic`), by their options."""
         self._arenas: dict[Hashable, int] = {}
         """Arenas laid out (`Trial.arenas`)."""
-        self._simulations: Simulations = {}
+        self._simulations = Simulations()
         """The ranked planner's simulations, for every target (`plan_offload`)."""
 
     @staticmethod

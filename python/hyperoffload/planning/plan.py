@@ -114,8 +114,21 @@ class Plan:
     """Positions of tagged results returned in HBM, not written back (`place_arguments`)."""
 
 
-Simulations = dict[Hashable, tuple[list[ValuePlan], SimResult]]
-"""
-Plans simulated on one graph and hardware, by their prefetch distance and
-their values' keys (`ValuePlan.key`), each with the plans it was made for.
-"""
+@dataclass
+class Simulations:
+    """
+    What the ranked planner works out on one graph and hardware, kept
+    across the targets and variants it plans for.
+    """
+
+    results: dict[Hashable, tuple[list[ValuePlan], SimResult]] = field(
+        default_factory=dict[Hashable, tuple[list[ValuePlan], SimResult]]
+    )
+    """Plans simulated, by their prefetch distance and their values' keys
+    (`ValuePlan.key`), each with the plans it was made for."""
+    combined: dict[Hashable, list[ValuePlan]] = field(
+        default_factory=dict[Hashable, list[ValuePlan]]
+    )
+    """The plans chosen and candidates taken make together, tiers chosen
+    (`feasibility.combined`), by their options but the target and their keys:
+    a bisection for one target takes the prefixes another took."""
