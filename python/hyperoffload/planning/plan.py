@@ -132,3 +132,12 @@ class Simulations:
     """The plans chosen and candidates taken make together, tiers chosen
     (`feasibility.combined`), by their options but the target and their keys:
     a bisection for one target takes the prefixes another took."""
+    required: dict[PlanOptions, list[ValuePlan]] = field(
+        default_factory=dict[PlanOptions, list[ValuePlan]]
+    )
+    """The plans the rules require, tiers chosen, by their options but the target."""
+    ranked: dict[Hashable, list[ValuePlan]] = field(
+        default_factory=dict[Hashable, list[ValuePlan]]
+    )
+    """The optional candidates, best first, by their options but the target
+    and the buffers the required plans take."""

@@ -92,6 +92,8 @@ placed = plan_offload(graph, hardware, PlanOptions(24 * 10**9, place_arguments=T
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.model.hardware import Hardware
 from hyperoffload.planning.candidates import candidates
@@ -139,14 +141,10 @@ def plan_offload(
     infeasible(ctx)
     ctx.default_tier()  # raises if no tier allowed exists
     plan = Plan(peak_before=peak_of(ctx, []))
-    chosen = tiered(ctx, mandatory(ctx))
+    chosen = _required(ctx)
     peak = peak_of(ctx, chosen)
     if peak > options.target and options.optional:
-        ranked = candidates(
-            ctx,
-            {p.info.buffer for p in chosen if p.info.buffer is not None},
-            retire=options.selection == "next-use" or options.retire_arguments,
-        )
+        ranked = _ranked(ctx, chosen)
         if options.selection == "next-use":
             taken, peak = just_in_time(ctx, chosen, ranked)
             count = len(taken)
@@ -169,6 +167,37 @@ def plan_offload(
             updates[id(i)][0] for i in plan.placed if id(i) in updates
         )
     return plan
+
+
+def _required(ctx: PlanContext) -> list[ValuePlan]:
+    """
+    The plans the rules require, tiers chosen; once per options but the
+    target, where the planner keeps `simulations` (neither depends on it).
+    """
+    if ctx.simulations is None:
+        return tiered(ctx, mandatory(ctx))
+    known = ctx.simulations.required
+    key = replace(ctx.options, target=0)
+    if key not in known:
+        known[key] = tiered(ctx, mandatory(ctx))
+    return list(known[key])
+
+
+def _ranked(ctx: PlanContext, chosen: list[ValuePlan]) -> list[ValuePlan]:
+    """
+    The optional candidates beside `chosen`, best first; once per options
+    but the target, as `_required`.
+    """
+    options = ctx.options
+    taken = {p.info.buffer for p in chosen if p.info.buffer is not None}
+    retire = options.selection == "next-use" or options.retire_arguments
+    if ctx.simulations is None:
+        return candidates(ctx, taken, retire=retire)
+    known = ctx.simulations.ranked
+    key = (replace(options, target=0), frozenset(taken))
+    if key not in known:
+        known[key] = candidates(ctx, taken, retire=retire)
+    return list(known[key])
 
 
 def offload_choices(
