@@ -74,21 +74,12 @@ def combined(
 ) -> list[ValuePlan]:
     """
     The plans `chosen` and the candidates `taken` make together (`merge`),
-    each copy's tier chosen (`tiered`): what is judged. Once per set of
-    plans and options (but the target), where the planner keeps
-    `simulations`.
+    each copy's tier chosen (`tiered`): what is judged (`kept`).
     """
-    if ctx.simulations is None:
-        return tiered(ctx, chosen + merge(ctx, chosen, taken))
-    known = ctx.simulations.combined
-    key = (
-        replace(ctx.options, target=0),
-        tuple(p.key() for p in chosen),
-        tuple(p.key() for p in taken),
+    return ctx.kept(
+        ("combined", tuple(p.key() for p in chosen), tuple(p.key() for p in taken)),
+        lambda: tiered(ctx, chosen + merge(ctx, chosen, taken)),
     )
-    if key not in known:
-        known[key] = tiered(ctx, chosen + merge(ctx, chosen, taken))
-    return list(known[key])
 
 
 def smallest_prefix(

@@ -126,18 +126,11 @@ class Simulations:
     )
     """Plans simulated, by their prefetch distance and their values' keys
     (`ValuePlan.key`), each with the plans it was made for."""
-    combined: dict[Hashable, list[ValuePlan]] = field(
+    plans: dict[Hashable, list[ValuePlan]] = field(
         default_factory=dict[Hashable, list[ValuePlan]]
     )
-    """The plans chosen and candidates taken make together, tiers chosen
-    (`feasibility.combined`), by their options but the target and their keys:
-    a bisection for one target takes the prefixes another took."""
-    required: dict[PlanOptions, list[ValuePlan]] = field(
-        default_factory=dict[PlanOptions, list[ValuePlan]]
-    )
-    """The plans the rules require, tiers chosen, by their options but the target."""
-    ranked: dict[Hashable, list[ValuePlan]] = field(
-        default_factory=dict[Hashable, list[ValuePlan]]
-    )
-    """The optional candidates, best first, by their options but the target
-    and the buffers the required plans take."""
+    """Lists of plans worked out (`PlanContext.kept`): those the rules
+    require, the ranked candidates, and what a prefix of them makes with the
+    required ones, by what they are, their options but the target (none
+    depends on it) and what they are made from: a bisection for one target
+    judges many of the prefixes another judged."""

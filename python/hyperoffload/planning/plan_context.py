@@ -14,6 +14,8 @@ ctx.last_step_at_or_before(op)   # the compute step an op's free follows
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Hashable
+from dataclasses import replace
 from functools import cached_property
 
 from xdsl.dialects.builtin import StringAttr
@@ -96,6 +98,22 @@ class PlanContext:
         """When `info` is usable after crossing `link` (compressed with `scheme`)."""
         compressed = value_compression(info.value, scheme, self.hw)
         return transfer_time(link, info.bytes, to_device, compressed)
+
+    def kept(
+        self, what: Hashable, make: Callable[[], list[ValuePlan]]
+    ) -> list[ValuePlan]:
+        """
+        `make()`, worked out once per `what` and options but the target
+        where the planner keeps `simulations` (`Simulations.plans`); a new
+        list each time, of the same plans.
+        """
+        if self.simulations is None:
+            return make()
+        known = self.simulations.plans
+        key = (what, replace(self.options, target=0))
+        if key not in known:
+            known[key] = make()
+        return list(known[key])
 
     def default_tier(self) -> Tier:
         """The hardware's offload tier if `tiers` allows it, else the fastest allowed."""

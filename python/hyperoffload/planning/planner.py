@@ -92,8 +92,6 @@ placed = plan_offload(graph, hardware, PlanOptions(24 * 10**9, place_arguments=T
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.model.hardware import Hardware
 from hyperoffload.planning.candidates import candidates
@@ -170,34 +168,18 @@ def plan_offload(
 
 
 def _required(ctx: PlanContext) -> list[ValuePlan]:
-    """
-    The plans the rules require, tiers chosen; once per options but the
-    target, where the planner keeps `simulations` (neither depends on it).
-    """
-    if ctx.simulations is None:
-        return tiered(ctx, mandatory(ctx))
-    known = ctx.simulations.required
-    key = replace(ctx.options, target=0)
-    if key not in known:
-        known[key] = tiered(ctx, mandatory(ctx))
-    return list(known[key])
+    """The plans the rules require, tiers chosen (`kept`)."""
+    return ctx.kept(("required",), lambda: tiered(ctx, mandatory(ctx)))
 
 
 def _ranked(ctx: PlanContext, chosen: list[ValuePlan]) -> list[ValuePlan]:
-    """
-    The optional candidates beside `chosen`, best first; once per options
-    but the target, as `_required`.
-    """
+    """The optional candidates beside `chosen`, best first (`kept`)."""
     options = ctx.options
     taken = {p.info.buffer for p in chosen if p.info.buffer is not None}
     retire = options.selection == "next-use" or options.retire_arguments
-    if ctx.simulations is None:
-        return candidates(ctx, taken, retire=retire)
-    known = ctx.simulations.ranked
-    key = (replace(options, target=0), frozenset(taken))
-    if key not in known:
-        known[key] = candidates(ctx, taken, retire=retire)
-    return list(known[key])
+    return ctx.kept(
+        ("ranked", frozenset(taken)), lambda: candidates(ctx, taken, retire=retire)
+    )
 
 
 def offload_choices(
