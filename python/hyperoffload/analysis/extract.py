@@ -153,6 +153,7 @@ class _Extractor:
             if not self.costs.is_view(op):  # a view is sized as its source
                 for result in op.results:
                     check_sizable(result, op)
+        self.reads = {op: self.fusion.reads(op) for op in body}
         self.uses = self._use_positions(body)
         self._arguments()
         for index, op in enumerate(body):
@@ -173,13 +174,9 @@ class _Extractor:
                 self.updates[argument] = result
 
     def _use_positions(self, body: list[Operation]) -> dict[SSAValue, int]:
-        """
-        The position of the last top-level op that reads each value (what
-        each op reads kept for `_compute`).
-        """
+        """The position of the last top-level op that reads each value."""
         last: dict[SSAValue, int] = {}
         for index, op in enumerate(body):
-            self.reads[op] = self.fusion.reads(op)
             for operand in self.reads[op]:
                 last[operand] = index
         return last

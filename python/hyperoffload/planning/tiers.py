@@ -41,7 +41,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 
 import numpy as np
 
@@ -68,15 +67,14 @@ def _own_tier(plan: ValuePlan) -> Tier | None:
 class _Prices:
     """
     What every copy of one size and compression costs on one hardware's
-    links (computed once per tier and direction), and the order of its tiers.
+    links in one `choose_tiers` call (computed once per tier and direction),
+    and the order of the call's tiers for it (`_by_speed`).
     """
 
     seconds: dict[tuple[Tier, bool], float] = field(
         default_factory=dict[tuple[Tier, bool], float]
     )
-    by_speed: dict[tuple[Tier, ...], list[Tier]] = field(
-        default_factory=dict[tuple[Tier, ...], list[Tier]]
-    )
+    by_speed: list[Tier] | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ class _Copy:
 
     plan: ValuePlan
     compressed: Compressed | None
-    prices: _Prices = field(default_factory=_Prices, compare=False)
+    prices: _Prices = field(compare=False)
 
     @property
     def bytes(self) -> int:
@@ -206,7 +204,6 @@ class _Room:
         self.reserve(copy, tier)
 
 
-@cache
 def _shared(link: Link) -> Link:
     """`link` with the bandwidth each direction keeps while the other is busy."""
     if link.duplex_efficiency >= 1:
@@ -293,7 +290,7 @@ def choose_tiers(
             ),
             None,
         )
-        tier = slowest_hidden or (with_room or [None])[0]
+        tier = slowest_hidden or (with_room[0] if with_room else None)
         if tier is not None:
             room.take(copy, tier, span)
         chosen[index] = None if tier is None else replace(copy.plan, tier=tier)
@@ -328,12 +325,12 @@ def _first_use(plan: ValuePlan, ops: int) -> int:
 
 
 def _by_speed(copy: _Copy, tiers: Sequence[Tier], hardware: Hardware) -> list[Tier]:
-    """`tiers`, the fastest round trip of `copy` first (ties: `OFFLOAD_TIERS` order)."""
-    key = tuple(tiers)
-    known = copy.prices.by_speed.get(key)
-    if known is None:
-        known = sorted(
+    """
+    `tiers` (the same in one call), the fastest round trip of `copy` first
+    (ties: `OFFLOAD_TIERS` order); once per size of copy.
+    """
+    if copy.prices.by_speed is None:
+        copy.prices.by_speed = sorted(
             tiers, key=lambda t: (copy.round_trip(hardware, t), OFFLOAD_TIERS.index(t))
         )
-        copy.prices.by_speed[key] = known
-    return known
+    return copy.prices.by_speed
