@@ -9,8 +9,11 @@ met whenever a smaller one is. The bisection runs between the largest
 single-op working set and the unconstrained peak; while no plan is within
 the slowdown, the highest target is tried too, and where even its plan is
 too slow the search stops there (every lower target would be too). The
-answer is the tried plan within the slowdown with the smallest arena. Each trial is reported as
-a remark (target, planned peak and arena, slowdown, seconds).
+answer is the tried plan within the slowdown with the smallest arena; with
+none, the fastest tried plan that fits the capacity (a lower target's plan
+can be faster than the highest's: the bisection assumes nothing of single
+plans). Each trial is reported as a remark (target, planned peak and arena,
+slowdown, seconds).
 
 ```python
 trial = smallest_target(loop, capacity=32 * 10**9, slowdown=0.02)
@@ -71,6 +74,20 @@ class TargetSearch:
         fitting = [t.trial for t in self.tried if t.trial and self.within(t.trial)]
         return min(fitting, key=lambda t: (t.arena_bytes, -t.target), default=None)
 
+    def fastest(self) -> Trial | None:
+        """
+        The fastest tried plan that fits the capacity (of equal ones, the one
+        with the smallest arena); None where none does.
+        """
+        fitting = [
+            t.trial for t in self.tried if t.trial and t.trial.fits(self.capacity)
+        ]
+        return min(
+            fitting,
+            key=lambda t: (t.result.makespan_s, t.arena_bytes),
+            default=None,
+        )
+
     def met(self, target: int) -> bool:
         best = self.best()
         return best is not None and best.fits(target)
@@ -126,10 +143,15 @@ class TargetSearch:
             else:  # infeasible or too slow: search above
                 low = middle
         best = self.best()
+        chosen = "the fastest plan tried"
         if best is None:
-            # every target tried is too slow: plan for the highest, if not tried
+            # every target tried is too slow: the highest tried too, the fastest
             at_high = [t.trial for t in self.tried if t.target == high and t.trial]
             best = at_high[0] if at_high else self.attempt(high)
+            fastest = self.fastest()
+            if fastest is None:
+                chosen = "the highest target: no plan fits the capacity"
+            best = fastest or best
         if best is None:
             raise PlanError(
                 f"@{self.loop.function.sym_name.data}: no plan meets "
@@ -140,7 +162,8 @@ class TargetSearch:
             f"{format_bytes(best.arena_bytes)}"
             if self.within(best)
             else f"no target within {self.max_slowdown:.1%} slowdown: planned for "
-            f"{format_bytes(high)}"
+            f"{format_bytes(best.target)}, {chosen} "
+            f"({slowdown(best.result, self.reference):+.2%})"
         )
         emit(
             SOURCE,
