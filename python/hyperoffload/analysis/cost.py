@@ -30,7 +30,8 @@ about 110 us.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass
 from math import prod
 from typing import cast
 
@@ -274,41 +275,25 @@ class CostModel:
         self._work: dict[Operation, OpWork | None] = {}
         self._costs: dict[Operation, OpCost] = {}
 
-    def for_clone(
-        self, ops: dict[Operation, Operation], values: dict[SSAValue, SSAValue]
-    ) -> CostModel:
+    def keeping(self, ops: Iterable[Operation]) -> CostModel:
         """
-        A cost model of the same hardware for a clone of the ops measured
-        here (`ops`, `values`: each op and value to its clone), knowing the
-        work of each clone that still reads the clones of its original's
-        operands (an op the clone's writer rewired is measured again).
+        A cost model of the same hardware knowing the work measured here of
+        `ops` (those a writer left reading what they read: an op it rewired
+        is measured again).
 
         ```python
-        clone = function.clone(value_mapper=values)
-        ops = dict(zip(function.body.block.ops, clone.body.block.ops))
-        costs.for_clone(ops, values)
+        with restored_afterwards(function) as before:
+            write_plan(function, ...)
+            costs.keeping(before.unrewired())
         ```
         """
         other = CostModel(self.hardware)
         other.unknown_ops = set(self.unknown_ops)
-        for op, work in self._work.items():
-            clone = ops.get(op)
-            if clone is None or clone.parent is None:
-                continue
-            if len(clone.operands) != len(op.operands) or any(
-                values.get(old, old) is not new
-                for old, new in zip(op.operands, clone.operands, strict=True)
-            ):
-                continue
-            if work is not None:
-                work = replace(
-                    work,
-                    reads=tuple(values.get(v, v) for v in work.reads),
-                    writes=tuple(values.get(v, v) for v in work.writes),
-                )
-            other._work[clone] = work
+        for op in ops:
+            if op in self._work:
+                other._work[op] = self._work[op]
             if op in self._costs:
-                other._costs[clone] = self._costs[op]
+                other._costs[op] = self._costs[op]
         return other
 
     def is_view(self, op: Operation) -> bool:

@@ -1,7 +1,8 @@
 """
 The planning loop of one function: its program graph is extracted once;
 each HBM target is planned, its fetches placed and the result simulated on
-that graph; the IR is written once, for the plan chosen.
+that graph; the IR is written once, for the plan chosen (and, to price a
+plan as written, for a moment: it is put back as it was).
 
 A target is met in addresses, not only in bytes: a plan fits when the arena
 of its static layout (`hyperoffload.sim.arena`) is within the target. Where
@@ -11,8 +12,8 @@ recomputation and the one without alike, before choosing between them.
 
 A plan is priced as the program it writes. A plan that only moves values
 is priced on the graph (`plan_schedule` is the schedule its IR extracts
-to); one that recomputes is written into a copy of the function and that
-copy simulated, because clones fuse with the kernels around them (and the
+to); one that recomputes is written into the function, extracted and
+simulated, and the function put back, because clones fuse with the kernels around them (and the
 originals they leave with one consumer fuse with it) otherwise than the
 graph's recipes, which run each clone as a kernel of its own, say; so is
 one that fetches a value while the store of the copy it replaces still
@@ -38,14 +39,15 @@ from functools import cached_property, partial
 from itertools import product
 
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from hyperoffload.analysis.cost import CostModel
 from hyperoffload.analysis.extract import extract_schedule
 from hyperoffload.analysis.fusion import Fusion
-from hyperoffload.analysis.lifetimes import ProgramGraph, ValueInfo
+from hyperoffload.analysis.lifetimes import ProgramGraph
 from hyperoffload.dialects.hyperoffload import PrefetchOp
 from hyperoffload.dialects.residency import ancestor_in
+from hyperoffload.ir.snapshot import FunctionSnapshot, restored_afterwards
 from hyperoffload.model.hardware import Hardware
 from hyperoffload.model.layout import DEFAULT_ALIGNMENT
 from hyperoffload.model.schedule import Schedule
@@ -173,6 +175,8 @@ class PlanningLoop:
         """Arenas laid out (`Trial.arenas`)."""
         self._simulations = Simulations()
         """The ranked planner's simulations, for every target (`plan_offload`)."""
+        self._before_write: FunctionSnapshot | None = None
+        """The function before `write` (what its ops read then)."""
 
     @staticmethod
     def for_function(
@@ -541,8 +545,9 @@ class PlanningLoop:
     def _as_written(self, trial: Trial) -> Trial:
         """
         `trial` priced as the program it writes: a plan that recomputes is
-        written into a copy of the function, and its schedule and simulation
-        are that copy's (see the module docstring), as is one that fetches a
+        written into the function, which is extracted and simulated, then
+        put back as it was (`restored_afterwards`; see the module
+        docstring), as is one that fetches a
         value while the store of the copy it replaces still reads it (the
         graph's schedule fetches into the buffer still held, the IR into a
         tensor of its own: both held until the store ends); any other as it
@@ -555,15 +560,11 @@ class PlanningLoop:
             return trial
         key = _written_key(trial)
         if key not in self._written:  # the same IR is written for it as before
-            values: dict[SSAValue, SSAValue] = {}
-            probe = self.function.clone(value_mapper=values)
-            block = probe.body.block  # the graph's kernels, on the clone's ops
-            ops = dict(zip(self.graph.ops, block.ops, strict=True))
-            fusion = self.graph.fusion.translated(block, ops, values)
-            probed = replace(trial, plan=_translated(trial.plan, values))
-            self._write_into(probe, list(block.ops), fusion, probed)
-            costs = self.graph.fusion.costs.for_clone(ops, values)
-            schedule = extract_schedule(probe, costs)
+            graph = self.graph
+            with restored_afterwards(self.function) as before:
+                self._write_into(self.function, graph.ops, graph.fusion, trial)
+                costs = graph.fusion.costs.keeping(before.unrewired())
+                schedule = extract_schedule(self.function, costs)
             result = simulate(schedule, self.hardware, None, record=False)
             self._written[key] = (trial.plan, schedule, result)
         _, schedule, result = self._written[key]
@@ -574,6 +575,7 @@ class PlanningLoop:
         Write `trial`'s plan into the function (once: the graph describes it
         as it was) and return it.
         """
+        self._before_write = FunctionSnapshot(self.function)
         self._write_into(self.function, self.graph.ops, self.graph.fusion, trial)
         self.capacity = trial.capacity
         return trial
@@ -581,9 +583,16 @@ class PlanningLoop:
     def simulate_written(self) -> SimResult:
         """
         The function as it stands (after `write`), extracted and simulated
-        in the HBM its plan was priced in.
+        in the HBM its plan was priced in (the work of each op that reads
+        what it read when the graph was extracted is not measured again).
         """
-        schedule = extract_schedule(self.function, CostModel(self.hardware))
+        before = self._before_write
+        costs = (
+            CostModel(self.hardware)
+            if before is None
+            else self.graph.fusion.costs.keeping(before.unrewired())
+        )
+        schedule = extract_schedule(self.function, costs)
         return simulate(schedule, self.hardware, self.capacity, record=False)
 
     def _write_into(
@@ -647,19 +656,6 @@ def _written_key(trial: Trial) -> Hashable:
         tuple(v.key() for v in trial.plan.values),
         tuple(id(info.value) for info in trial.plan.placed),
         trial.moved,
-    )
-
-
-def _translated(plan: Plan, values: dict[SSAValue, SSAValue]) -> Plan:
-    """`plan` on a clone of its function (`values`: each value to its clone)."""
-
-    def moved(info: ValueInfo) -> ValueInfo:
-        return replace(info, value=values[info.value])
-
-    return replace(
-        plan,
-        values=[replace(v, info=moved(v.info)) for v in plan.values],
-        placed=[moved(info) for info in plan.placed],
     )
 
 
