@@ -194,47 +194,6 @@ class Fusion:
         self._decide()
         self._build_kernels()
 
-    def translated(
-        self,
-        block: Block,
-        ops: dict[Operation, Operation],
-        values: dict[SSAValue, SSAValue],
-    ) -> Fusion:
-        """
-        These kernels on `block`, a clone of this one (`ops`, `values`: each
-        top-level op and value to its clone), not decided again: a clone
-        fuses as its original.
-
-        ```python
-        clone = function.clone(value_mapper=values)
-        ops = dict(zip(function.body.block.ops, clone.body.block.ops, strict=True))
-        fusion.translated(clone.body.block, ops, values)
-        ```
-        """
-        other = Fusion.__new__(Fusion)
-        other.block = block
-        other.costs = self.costs
-        other.ops = [ops[op] for op in self.ops]
-        other.position = {op: i for i, op in enumerate(other.ops)}
-        other.absorbed = {ops[op] for op in self.absorbed}
-        other.scores = {ops[op] for op in self.scores}
-        other.kernels = {
-            ops[root]: Kernel(
-                [ops[op] for op in kernel.charged],
-                [ops[op] for op in kernel.members],
-                [values.get(value, value) for value in kernel.sources],
-                kernel.attention,
-            )
-            for root, kernel in self.kernels.items()
-        }
-        other.roots_of = {
-            ops[op]: [ops[root] for root in roots]
-            for op, roots in self.roots_of.items()
-        }
-        other._costs = {}
-        other._consumed = {}
-        return other
-
     # deciding what is absorbed
 
     def _consumers(self, value: SSAValue) -> tuple[list[Operation], bool]:
