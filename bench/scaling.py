@@ -14,7 +14,9 @@ Each program runs through `hyperoffload-opt FILE -p PIPELINE -o OUT` in a
 fresh process, which times each phase in CPU seconds (the machine may be
 shared): parse, verify, print, and inside the pipeline the program graph,
 the planner, the fetch placement, the simulation and the arena of each
-trial, writing the plan (with move-window), and the final checks (the
+trial, the plans priced as written (each written into the function,
+extracted, and the function put back), writing the plan (with
+move-window), and the final checks (the
 written program simulated, the residency verified); a phase's time excludes
 the phases it calls. A size whose run is cheap is run `--runs` times, each
 column the minimum. Exponents are the headline; `--write docs/benchmarks.md`
@@ -61,6 +63,7 @@ PIPELINE_PHASES = (
     ("place", "fetch placement"),
     ("simulate", "trial simulation"),
     ("arena", "trial arena"),
+    ("priced", "plans priced as written"),
     ("write", "plan written"),
     ("check", "final checks"),
     ("other", "rest of the search"),
@@ -142,6 +145,7 @@ def measure_here(path: str, passes: str) -> dict[str, Any]:
     wrap(loop, "place_fetches", "place")
     wrap(loop, "simulate", "simulate")
     wrap(loop, "planned_arena", "arena")
+    wrap(loop.PlanningLoop, "_as_written", "priced")
     wrap(loop.PlanningLoop, "write", "write")
     wrap(pipeline, "move_window", "write")
     wrap(pipeline, "remark_written", "check")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -40,6 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 from hyperoffload.dialects.hyperoffload import DetachOp, PrefetchOp, StoreOp
 from hyperoffload.dialects.provenance import written_as
 from hyperoffload.dialects.residency import describe, verify_residency
+from hyperoffload.ir.accepted import AcceptedOps, accepted_ops
 from hyperoffload.ir.upstream_check import (
     unverified_by_upstream_once,
     verify_with_upstream,
@@ -163,26 +164,44 @@ def verify_module(module: ModuleOp) -> None:
     the first failure. A module read from one upstream verified (the first
     check after `hyperoffload.ir.engines` read it) has only what upstream did
     not verify checked: the residency, the ops it does not register (ours)
-    and the order of definitions.
+    and the order of definitions. An op accepted before, unchanged since,
+    is not verified again (`hyperoffload.ir.accepted`).
     """
     verify_residency(module, error_at)
     unverified = unverified_by_upstream_once(module)
-    ops = module.walk()
+    accepted = accepted_ops(module)
+    ops = accepted.changed(module.walk())
     if unverified is not None:
-        ops = (op for op in ops if op.name in unverified)
-    _verify_ops(module, ops)
+        ops = _left_by_upstream(ops, unverified, accepted)
+    _verify_ops(module, ops, accepted)
     _check_definitions_first(module.body.block, set())
     verify_with_upstream_once(module)
 
 
-def _verify_ops(module: ModuleOp, ops: Iterable[Operation]) -> None:
+def _left_by_upstream(
+    ops: Iterable[Operation], unverified: frozenset[str], accepted: AcceptedOps
+) -> Iterator[Operation]:
+    """Those of `ops` named `unverified`; the others upstream verified: accepted."""
+    for op in ops:
+        if op.name in unverified:
+            yield op
+        else:
+            accepted.accept(op)
+
+
+def _verify_ops(
+    module: ModuleOp, ops: Iterable[Operation], accepted: AcceptedOps
+) -> None:
     """
-    Run the xDSL verifier of each op of `ops` (in `module`); where one fails
-    on its op instead of judging it, upstream MLIR judges the module.
+    Run the xDSL verifier of each op of `ops` (in `module`), noting those it
+    accepts; where one fails on its op instead of judging it, upstream MLIR
+    judges the module.
     """
     judged_upstream = False
     for op in ops:
-        if not _verify_op(op) and not judged_upstream:
+        if _verify_op(op):
+            accepted.accept(op)
+        elif not judged_upstream:
             _judge_with_upstream(module)
             judged_upstream = True
 
@@ -263,14 +282,13 @@ def verify_offload(module: ModuleOp) -> None:
     other ops are unchanged and were verified when read).
     """
     verify_residency(module, error_at)
-    _verify_ops(
-        module,
-        (
-            op
-            for op in module.walk()
-            if isinstance(op, FuncOp | PrefetchOp | StoreOp | DetachOp)
-        ),
+    accepted = accepted_ops(module)
+    offload = (
+        op
+        for op in module.walk()
+        if isinstance(op, FuncOp | PrefetchOp | StoreOp | DetachOp)
     )
+    _verify_ops(module, accepted.changed(offload), accepted)
 
 
 _VERIFIER_FAILURES = (IndexError, KeyError, ValueError, TypeError, AssertionError)
