@@ -13,9 +13,10 @@ recomputation and the one without alike, before choosing between them.
 A plan is priced as the program it writes. A plan that only moves values
 is priced on the graph (`plan_schedule` is the schedule its IR extracts
 to); one that recomputes is written into the function, extracted and
-simulated, and the function put back, because clones fuse with the kernels around them (and the
-originals they leave with one consumer fuse with it) otherwise than the
-graph's recipes, which run each clone as a kernel of its own, say; so is
+simulated, and the function put back, because clones fuse with the kernels
+around them (and the originals they leave with one consumer fuse with it)
+otherwise than the graph's recipes, which run each clone as a kernel of its
+own, say; so is
 one that fetches a value while the store of the copy it replaces still
 reads it (`SimResult.fetches_into_held`). No plan chosen peaks above the
 function as it came: the plan for that peak is taken instead.
