@@ -6,7 +6,9 @@ operands and results (a retyped value is a new value), properties and
 attributes, its parent and whether it ends its block, its regions' blocks
 (their arguments, their last op). An op whose verifier looks beyond it (a
 call looks up its callee, a symbol table its symbols) is verified every
-time. Only the module verified last is remembered.
+time. Only the module verified last is remembered. A module read from one
+upstream MLIR parsed (and so verified) starts with every op upstream knows
+accepted (`accepted_by_upstream`).
 
 ```python
 accepted = accepted_ops(module)
@@ -94,3 +96,16 @@ def accepted_ops(module: ModuleOp) -> AcceptedOps:
     if not _LATEST or _LATEST[0].module is not module:
         _LATEST[:] = [AcceptedOps(module)]
     return _LATEST[0]
+
+
+def accepted_by_upstream(module: ModuleOp, unregistered: Iterable[str]) -> None:
+    """
+    Every op of `module`, read from a module upstream MLIR parsed (its parse
+    verifies), accepted but those named `unregistered` (unknown to upstream,
+    so not verified: ours).
+    """
+    unverified = frozenset(unregistered)
+    accepted = accepted_ops(module)
+    for op in module.walk():
+        if op.name not in unverified:
+            accepted.accept(op)

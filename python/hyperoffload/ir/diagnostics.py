@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -42,7 +42,6 @@ from hyperoffload.dialects.provenance import written_as
 from hyperoffload.dialects.residency import describe, verify_residency
 from hyperoffload.ir.accepted import AcceptedOps, accepted_ops
 from hyperoffload.ir.upstream_check import (
-    unverified_by_upstream_once,
     verify_with_upstream,
     verify_with_upstream_once,
 )
@@ -161,32 +160,17 @@ def verify_module(module: ModuleOp) -> None:
     (what xDSL's `module.verify()` checks, located), then, for a module xDSL
     read from text, upstream MLIR's verifier
     (`hyperoffload.ir.upstream_check`); raise a located `VerifyException` at
-    the first failure. A module read from one upstream verified (the first
-    check after `hyperoffload.ir.engines` read it) has only what upstream did
-    not verify checked: the residency, the ops it does not register (ours)
-    and the order of definitions. An op accepted before, unchanged since,
-    is not verified again (`hyperoffload.ir.accepted`).
+    the first failure. An op accepted before, unchanged since, is not
+    verified again (`hyperoffload.ir.accepted`): of a module read from one
+    upstream verified (`hyperoffload.ir.engines`), only what upstream did
+    not verify is checked: the residency, the ops it does not register
+    (ours), calls and symbol tables, and the order of definitions.
     """
     verify_residency(module, error_at)
-    unverified = unverified_by_upstream_once(module)
     accepted = accepted_ops(module)
-    ops = accepted.changed(module.walk())
-    if unverified is not None:
-        ops = _left_by_upstream(ops, unverified, accepted)
-    _verify_ops(module, ops, accepted)
+    _verify_ops(module, accepted.changed(module.walk()), accepted)
     _check_definitions_first(module.body.block, set())
     verify_with_upstream_once(module)
-
-
-def _left_by_upstream(
-    ops: Iterable[Operation], unverified: frozenset[str], accepted: AcceptedOps
-) -> Iterator[Operation]:
-    """Those of `ops` named `unverified`; the others upstream verified: accepted."""
-    for op in ops:
-        if op.name in unverified:
-            yield op
-        else:
-            accepted.accept(op)
 
 
 def _verify_ops(

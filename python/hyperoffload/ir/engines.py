@@ -18,9 +18,9 @@ names values as `mlir-opt` prints them: `%cst`, `%c0_i64`, ...).
 Upstream's parser reads ops and types of our dialect in generic form only
 (`"hyperoffload.prefetch"(%w) : (...) -> ...`); our attributes' short form
 (`#hyperoffload.tier<remote>`) reads as an opaque attribute, which the walk
-reads back as ours. Upstream's parse verifies what it reads: the first
-`verify_module` of a module the upstream engine read checks only what
-upstream did not (the residency, our ops; `hyperoffload.ir.upstream_check`).
+reads back as ours. Upstream's parse verifies what it reads: the ops it
+knows are noted as accepted (`hyperoffload.ir.accepted`), so that
+`verify_module` checks only what upstream did not (the residency, our ops).
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 
+from hyperoffload.ir.accepted import accepted_by_upstream
 from hyperoffload.ir.parsing import parse_mlir, read_upstream
 from hyperoffload.ir.upstream import (
     UpstreamParseError,
     unregistered_ops,
     upstream_parse_errors,
 )
-from hyperoffload.ir.upstream_check import verified_by_upstream
 
 
 class Engine(StrEnum):
@@ -102,7 +102,7 @@ def _read_with_upstream(
     module = ir.Module.parse(shifted, context)
     read = read_upstream(ctx, module.operation, name, correspond=False)[0]
     # its parse verified it, but for the ops upstream does not register (ours)
-    verified_by_upstream(read, (op for op, _ in unregistered_ops(module.operation)))
+    accepted_by_upstream(read, (op for op, _ in unregistered_ops(module.operation)))
     location = read.location
     if not isinstance(location, FileLineColLoc) or location.line.data < 1:
         # an implicit module: where xDSL's parser puts it

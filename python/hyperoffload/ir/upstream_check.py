@@ -21,9 +21,9 @@ verify_module(module)  # ours, then `verify_with_upstream_once(module)`
 ```
 
 A module upstream read was verified there already (the bindings' parse
-verifies): `hyperoffload.ir.engines` marks it with the ops upstream did not
-register, so that its first `verify_module` checks only what upstream could
-not (`verified_by_upstream`, `unverified_by_upstream_once`).
+verifies): `hyperoffload.ir.engines` notes every op upstream registers as
+accepted, so that `verify_module` checks only what upstream could not
+(`hyperoffload.ir.accepted.accepted_by_upstream`).
 
 The bindings are an assertions build: the check runs in a forked child, so
 an assertion that upstream trips aborts the child, not the tool, and is
@@ -34,7 +34,6 @@ not a verdict on the program: the check then says nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import import_module
 from io import StringIO
@@ -87,27 +86,6 @@ def verify_with_upstream_once(module: ModuleOp) -> bool:
     if source is not None:
         verify_with_upstream(module, source)
     return source is not None
-
-
-_VERIFIED: WeakKeyDictionary[ModuleOp, frozenset[str]] = WeakKeyDictionary()
-"""Modules read from a module upstream MLIR verified, with the names of their
-ops upstream did not register (and so did not verify)."""
-
-
-def verified_by_upstream(module: ModuleOp, unregistered: Iterable[str]) -> None:
-    """
-    Mark `module`, read from a module upstream MLIR parsed and verified, in
-    which the ops named `unregistered` were unknown to upstream.
-    """
-    _VERIFIED[module] = frozenset(unregistered)
-
-
-def unverified_by_upstream_once(module: ModuleOp) -> frozenset[str] | None:
-    """
-    The names of the ops upstream did not verify in `module` if it is marked
-    by `verified_by_upstream` (and unmark it: a pass may change it), else `None`.
-    """
-    return _VERIFIED.pop(module, None)
 
 
 def verify_with_upstream(module: ModuleOp, source: _Source | None = None) -> None:

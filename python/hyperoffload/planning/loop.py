@@ -16,10 +16,10 @@ to); one that recomputes is written into the function, extracted and
 simulated, and the function put back, because clones fuse with the kernels
 around them (and the originals they leave with one consumer fuse with it)
 otherwise than the graph's recipes, which run each clone as a kernel of its
-own, say; so is
-one that fetches a value while the store of the copy it replaces still
-reads it (`SimResult.fetches_into_held`). No plan chosen peaks above the
-function as it came: the plan for that peak is taken instead.
+own, say; so is one that fetches a value while the store of the copy it
+replaces still reads it (`SimResult.fetches_into_held`). No plan chosen
+peaks above the function as it came: the plan for that peak is taken
+instead.
 
 What targets repeat is done once per loop: a plan priced as written once
 per IR it writes (`ValuePlan.key`), the ranked planner's plan once per
@@ -548,11 +548,10 @@ class PlanningLoop:
         `trial` priced as the program it writes: a plan that recomputes is
         written into the function, which is extracted and simulated, then
         put back as it was (`restored_afterwards`; see the module
-        docstring), as is one that fetches a
-        value while the store of the copy it replaces still reads it (the
-        graph's schedule fetches into the buffer still held, the IR into a
-        tensor of its own: both held until the store ends); any other as it
-        is.
+        docstring), as is one that fetches a value while the store of the
+        copy it replaces still reads it (the graph's schedule fetches into
+        the buffer still held, the IR into a tensor of its own: both held
+        until the store ends); any other as it is.
         """
         if (
             not any(value.recompute for value in trial.plan.values)
